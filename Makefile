@@ -1,0 +1,50 @@
+# Harmonium build. `make test` is what CI runs (.ci/run) and what the README gives.
+GO        ?= go
+BIN       := bin/harmonium
+PY        ?= /usr/bin/python3
+# BLAS backend: OpenBLAS through cgo (gonum netlib) when libopenblas is installed,
+# pure-Go gonum otherwise. Override with `make BLAS=gonum` or `make BLAS=openblas`.
+BLAS      ?= $(shell test -e /usr/lib/x86_64-linux-gnu/libopenblas.so -o -e /usr/lib/libopenblas.so && echo openblas || echo gonum)
+TAGS      := $(if $(filter openblas,$(BLAS)),openblas,)
+GOFLAGS_T := $(if $(TAGS),-tags $(TAGS),)
+NOTEBOOK  ?= notebooks/quickstart.ipynb
+
+.PHONY: all build install test test-go test-go-pure test-py bench generate lint demo clean
+
+all: build
+
+build:
+	$(GO) build $(GOFLAGS_T) -o $(BIN) ./cmd/harmonium
+
+install: build
+	./$(BIN) install --user
+
+# The whole test suite: Go tests with the selected BLAS backend, the pure-Go backend
+# too when they differ, then the Python protocol/notebook tests against the installed kernel.
+test: build test-go test-py
+
+test-go:
+	$(GO) vet $(GOFLAGS_T) ./...
+	$(GO) test $(GOFLAGS_T) -count=1 -timeout 15m ./...
+ifneq ($(TAGS),)
+	$(GO) test -count=1 -timeout 15m ./rbmcore/...
+endif
+
+test-py: install
+	HARMONIUM_BIN=$(CURDIR)/$(BIN) $(PY) -m unittest discover -s tests -p '*_test.py' -v
+
+bench: build
+	HARMONIUM_BIN=$(CURDIR)/$(BIN) PY=$(PY) BLAS=$(BLAS) bash tests/bench.sh
+
+generate:
+	$(GO) generate ./stdlib/...
+
+lint:
+	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || (gofmt -l $$(git ls-files '*.go'); exit 1)
+	$(GO) vet $(GOFLAGS_T) ./...
+
+demo: build
+	./$(BIN) run $(NOTEBOOK) -o out/quickstart.ipynb
+
+clean:
+	rm -rf bin out
