@@ -1,4 +1,61 @@
 // Package rbm is the native core of Harmonium: unit layers, the Restricted
 // Boltzmann Machine generic over its two layers, samplers, partition
 // functions and model files.
+//
+// # Conventions
+//
+// A unit with value h and input I has weight exp(-U(h) + I h); U contains
+// -θh, so θ is a field. The potentials of the layer kinds are
+//
+//	binary   h ∈ {0,1}   U = -θh
+//	spin     h ∈ {±1}    U = -θh
+//	potts    one-hot of q colours, U = -Σ_a θ_a h_a
+//	gaussian h ∈ ℝ       U = γh²/2 - θh
+//	relu     h ≥ 0       U = γh²/2 - θh
+//	drelu    h ∈ ℝ       U = γ₊h₊²/2 + γ₋h₋²/2 - θ₊h₊ - θ₋h₋, h₊ = max(h,0), h₋ = min(h,0)
+//	poisson  h ∈ ℕ       U = -θh + ln h!
+//
+// and the RBM energy is E(v,h) = U_v(v) + U_h(h) - vᵀWh, W[i][µ] coupling
+// visible i to hidden µ. Mapping of the seeds' parametrisations: seed 001's
+// thresholds c (Step, Linear, ReLU, Exponential units) are θ = -c with γ = 1
+// (Step = binary, Linear = gaussian, Exponential = poisson); seed 000's
+// dReLU thresholds are θ± = -θ±⁽⁰⁰⁰⁾ (its Eq. 3; the PGM code's θ₋ equals
+// our ThetaMinus); seed 004's symmetric double well U = h²/2 + θ|h| is a
+// drelu with γ± = 1, θ₊ = -θ, θ₋ = θ; seed 002's hidden bias η is θ = η.
+//
+// # Batches
+//
+// Every batched method works on row-major matrices: B rows of
+// Width(layer) = Len·States columns, Potts units one-hot coded. The RBM
+// methods take and return *mat.Dense; the Layer methods take the flattened
+// []float64 data.
+//
+// # Parameters and gradients (for trainers)
+//
+// Layer.Params returns the parameter slices themselves, named by
+// Layer.ParamNames (the model-file keys), so a trainer updates a layer in
+// place: for p, ps := range l.Params() { for k := range ps { ps[k] += lr*g[p][k] } }.
+// NewGrads(l) allocates matching gradient slices. For a hidden layer the
+// log-likelihood gradient of its parameters is
+// GradCGF(inputs of the data) − GradCGF(inputs of the model samples); for a
+// visible layer it is GradLogWeight(data) − GradLogWeight(model samples).
+// Both return batch averages. The weight gradient is ⟨vᵀ Γ'(vW)⟩ data minus
+// model, with Γ' = Hidden.Mean.
+//
+// # Numerics
+//
+// Γ, Γ', Γ″ are evaluated in forms that stay finite and accurate for inputs
+// up to ±1e4 and parameters up to 50: softplus and log-sum-exp for the
+// discrete units, log(Φ/φ) through a scaled complementary error function
+// (erfcx) for the truncated Gaussians, the Laplace continued fraction for
+// truncated-Gaussian moments deep in the tail, a tail-safe truncated-normal
+// sampler and Hörmann's PTRS Poisson sampler; a Poisson mean beyond 1e15 is
+// an error, never a silent Inf.
+//
+// # Linear algebra
+//
+// Matrix products go through gonum's blas64. Built with the openblas tag
+// (the Makefile does this when libopenblas is installed) the whole process
+// uses OpenBLAS through cgo (gonum.org/v1/netlib); otherwise pure Go.
+// Backend reports which one is compiled in.
 package rbm

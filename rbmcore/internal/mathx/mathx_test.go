@@ -1,0 +1,222 @@
+package mathx
+
+import (
+	"math"
+	"math/rand/v2"
+	"testing"
+)
+
+// Reference values computed with mpmath at 60 digits (independent of Go's
+// math package).
+
+func near(got, want, rel, abs float64) bool {
+	return math.Abs(got-want) <= abs+rel*math.Abs(want)
+}
+
+func TestErfcx(t *testing.T) {
+	for _, c := range []struct{ x, want float64 }{
+		{-26, 7.6577249314905683515e+293},
+		{-10, 5.3762342836322708968e+43},
+		{-3, 16205.988853999586625},
+		{-0.5, 1.9523604891825570933},
+		{0, 1.0},
+		{1e-08, 0.99999998871620842904},
+		{0.3, 0.73459933456765514992},
+		{1, 0.42758357615580700441},
+		{2, 0.25539567631050574387},
+		{5, 0.11070463773306862637},
+		{10, 0.056140992743822585858},
+		{25.9, 0.021767181150738212562},
+		{26, 0.021683584850562906616},
+		{30, 0.018795888861416751497},
+		{100, 0.0056416137829894329036},
+		{1e4, 0.000056418958072680841152},
+		{1e8, 5.6418958354775625874e-9},
+	} {
+		if got := Erfcx(c.x); !near(got, c.want, 1e-14, 0) {
+			t.Errorf("Erfcx(%v) = %.17g, want %.17g", c.x, got, c.want)
+		}
+	}
+	if !math.IsInf(Erfcx(-30), 1) {
+		t.Errorf("Erfcx(-30) should overflow to +Inf")
+	}
+}
+
+func TestLogErfc(t *testing.T) {
+	for _, c := range []struct{ x, want float64 }{
+		{-1e4, 0.69314718055994530942},
+		{-5, 0.69314718055917657952},
+		{-1, 0.61123231767807049464},
+		{0, 0},
+		{0.001, -0.0011290158896213548262},
+		{1, -1.8496055099332482486},
+		{5, -27.200889545537434422},
+		{25.9, -674.63735189531917897},
+		{26, -679.83119976319423026},
+		{30, -903.97411711064387808},
+		{40, -1604.2615566532735557},
+		{1000, -1000007.4801207219062},
+		{1e4, -100000009.7827053199},
+	} {
+		if got := LogErfc(c.x); !near(got, c.want, 1e-14, 1e-16) {
+			t.Errorf("LogErfc(%v) = %.17g, want %.17g", c.x, got, c.want)
+		}
+	}
+}
+
+func TestLogPhi(t *testing.T) {
+	for _, c := range []struct{ x, want float64 }{
+		{-1e4, -50000010.129278915181},
+		{-40, -804.60844201375378817},
+		{-10, -53.231285150512470578},
+		{-1, -1.8410216450092635058},
+		{0, -0.69314718055994530942},
+		{2, -0.023012909328963488465},
+		{8, -6.2209605742717860585e-16},
+		{40, 0},
+		{1e4, 0},
+	} {
+		if got := LogPhi(c.x); !near(got, c.want, 1e-14, 1e-300) {
+			t.Errorf("LogPhi(%v) = %.17g, want %.17g", c.x, got, c.want)
+		}
+	}
+}
+
+func TestLogPhiOverPhi(t *testing.T) {
+	for _, c := range []struct{ x, want float64 }{
+		{-1e4, -9.2103403819761824861},
+		{-40, -3.6895034805491154248},
+		{-10, -2.3123466173077978366},
+		{-1, -0.42208311180459076399},
+		{0, 0.22579135264472743236},
+		{2, 2.8959256238757092533},
+		{8, 32.91893853320467212},
+		{40, 800.91893853320467274},
+		{1e4, 50000000.918938533205},
+	} {
+		if got := LogPhiOverPhi(c.x); !near(got, c.want, 1e-14, 0) {
+			t.Errorf("LogPhiOverPhi(%v) = %.17g, want %.17g", c.x, got, c.want)
+		}
+	}
+}
+
+func TestTruncMoments(t *testing.T) {
+	for _, c := range []struct{ x, mean, variance float64 }{
+		{-1e4, 0.0000999999980000001, 9.99999940000005e-9},
+		{-200, 0.0049997500312442201285, 0.000024996250781047718279},
+		{-40, 0.024968847207263723245, 0.0006226683785913887735},
+		{-10, 0.098093233962511962844, 0.0094453778256562611641},
+		{-5.0001, 0.18650069753650838659, 0.032695352066100274323},
+		{-4.9999, 0.18650723682343348974, 0.032697517219002546124},
+		{-3, 0.28309865493043650693, 0.070559186785268116862},
+		{-1, 0.52513527616098120909, 0.19909766557034879155},
+		{0, 0.79788456080286535588, 0.36338022763241865692},
+		{1, 1.2875999709391783612, 0.62968628577660540086},
+		{5, 5.0000014867199409049, 0.99999256639808513929},
+		{40, 40, 1},
+		{1e4, 1e4, 1},
+	} {
+		m, v := TruncMoments(c.x)
+		if !near(m, c.mean, 1e-12, 0) || !near(v, c.variance, 1e-11, 0) {
+			t.Errorf("TruncMoments(%v) = %.17g, %.17g; want %.17g, %.17g", c.x, m, v, c.mean, c.variance)
+		}
+	}
+}
+
+func TestSoftplusSigmoidLogSumExp(t *testing.T) {
+	for _, c := range []struct{ x, sp, sg float64 }{
+		{-800, 0, 0},
+		{-1, 0.313261687518223, 0.2689414213699951},
+		{0, 0.693147180559945, 0.5},
+		{1, 1.31326168751822, 0.7310585786300049},
+		{800, 800, 1},
+	} {
+		if got := Softplus(c.x); !near(got, c.sp, 1e-14, 1e-300) {
+			t.Errorf("Softplus(%v) = %v, want %v", c.x, got, c.sp)
+		}
+		if got := Sigmoid(c.x); !near(got, c.sg, 1e-14, 1e-300) {
+			t.Errorf("Sigmoid(%v) = %v, want %v", c.x, got, c.sg)
+		}
+	}
+	if got := LogSumExp([]float64{1e4, 1e4, math.Inf(-1)}); !near(got, 1e4+math.Ln2, 1e-15, 0) {
+		t.Errorf("LogSumExp = %v", got)
+	}
+	if got := LogAddExp(-1e4, -1e4-1); !near(got, -1e4+math.Log1p(math.Exp(-1)), 1e-15, 0) {
+		t.Errorf("LogAddExp = %v", got)
+	}
+	if got := LogCosh2(-1e4); got != 1e4 {
+		t.Errorf("LogCosh2(-1e4) = %v", got)
+	}
+	if got := LogCosh2(0.5); !near(got, math.Log(2*math.Cosh(0.5)), 1e-15, 0) {
+		t.Errorf("LogCosh2(0.5) = %v", got)
+	}
+}
+
+// TestTruncNormal compares TruncNormalExcess sample moments with TruncMoments (itself checked
+// against mpmath) across the rejection-method switch and deep in the tail.
+func TestTruncNormal(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	const n = 200000
+	for _, a := range []float64{-3, 0, 0.44, 0.46, 2, 8, 1e4} {
+		var s, s2 float64
+		for i := 0; i < n; i++ {
+			y := TruncNormalExcess(rng, a)
+			if y <= 0 {
+				t.Fatalf("TruncNormalExcess(%v) returned %v", a, y)
+			}
+			s += y
+			s2 += y * y
+		}
+		mean := s / n
+		vr := s2/n - mean*mean
+		// Y = Z - a is N(-a,1) truncated to (0,∞).
+		wm, wv := TruncMoments(-a)
+		sd := math.Sqrt(wv / n)
+		if math.Abs(mean-wm) > 5*sd || math.Abs(vr-wv) > 0.03*wv {
+			t.Errorf("a=%v: mean %v var %v, want %v %v", a, mean, vr, wm, wv)
+		}
+	}
+}
+
+// TestPoisson checks the frequencies of small counts against the pmf and the
+// mean/variance for large means, on both sides of the algorithm switch.
+func TestPoisson(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	const n = 200000
+	for _, lam := range []float64{0.3, 9.9, 10.1, 40, 1e6, 1e12} {
+		var s, s2 float64
+		counts := map[float64]int{}
+		for i := 0; i < n; i++ {
+			k, err := Poisson(rng, lam)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if k != math.Floor(k) || k < 0 {
+				t.Fatalf("non-integer draw %v", k)
+			}
+			counts[k]++
+			s += k
+			s2 += k * k
+		}
+		mean := s / n
+		vr := s2/n - mean*mean
+		if math.Abs(mean-lam) > 5*math.Sqrt(lam/n) || math.Abs(vr-lam) > 0.03*lam {
+			t.Errorf("lambda=%v: mean %v var %v", lam, mean, vr)
+		}
+		if lam < 50 {
+			for k := math.Floor(lam) - 1; k <= math.Floor(lam)+1; k++ {
+				lg, _ := math.Lgamma(k + 1)
+				p := math.Exp(-lam + k*math.Log(lam) - lg)
+				f := float64(counts[k]) / n
+				if math.Abs(f-p) > 5*math.Sqrt(p*(1-p)/n)+1e-4 {
+					t.Errorf("lambda=%v: P(%v)=%v, want %v", lam, k, f, p)
+				}
+			}
+		}
+	}
+	for _, bad := range []float64{math.Inf(1), math.NaN(), -1, 2e15} {
+		if _, err := Poisson(rng, bad); err == nil {
+			t.Errorf("Poisson(%v) gave no error", bad)
+		}
+	}
+}

@@ -1,0 +1,20 @@
+//go:build openblas
+
+package rbm
+
+/*
+#cgo LDFLAGS: -lopenblas
+*/
+import "C"
+
+import (
+	"gonum.org/v1/gonum/blas/blas64"
+	"gonum.org/v1/netlib/blas/netlib"
+)
+
+// With the openblas build tag every gonum BLAS call of the process (rbmcore
+// and gonum/mat alike) goes to OpenBLAS through cgo.
+func init() { blas64.Use(netlib.Implementation{}) }
+
+// Backend names the BLAS implementation compiled in: "openblas" or "gonum".
+const Backend = "openblas"

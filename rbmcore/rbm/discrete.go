@@ -1,0 +1,390 @@
+package rbm
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+
+	"github.com/harmonium-rbm/harmonium/rbmcore/internal/mathx"
+)
+
+// BinaryLayer is a layer of {0,1} units with fields Theta:
+// U(h) = -θh, Γ(I) = softplus(I + θ), mean σ(I + θ).
+type BinaryLayer struct {
+	Theta []float64
+}
+
+// Binary returns n binary units with zero fields.
+func Binary(n int) *BinaryLayer { return &BinaryLayer{Theta: make([]float64, n)} }
+
+// Kind returns "binary".
+func (l *BinaryLayer) Kind() string { return "binary" }
+
+// Len returns the number of units.
+func (l *BinaryLayer) Len() int { return len(l.Theta) }
+
+// States returns 1.
+func (l *BinaryLayer) States() int { return 1 }
+
+// UnitCGF sets out[k] = softplus(in[k] + θ_u).
+func (l *BinaryLayer) UnitCGF(u int, in, out []float64) {
+	for k, x := range in {
+		out[k] = mathx.Softplus(x + l.Theta[u])
+	}
+}
+
+// CGF sets out[b] = Σ_u softplus(I_bu + θ_u).
+func (l *BinaryLayer) CGF(in, out []float64) {
+	scalarCGF(len(l.Theta), in, out, func(u int, x float64) float64 { return mathx.Softplus(x + l.Theta[u]) })
+}
+
+// Mean sets out = σ(in + θ).
+func (l *BinaryLayer) Mean(in, out []float64) {
+	scalarMap(len(l.Theta), in, out, func(u int, x float64) float64 { return sigmoid(x + l.Theta[u]) })
+}
+
+// Var sets out = σ(x)σ(-x), x = in + θ.
+func (l *BinaryLayer) Var(in, out []float64) {
+	scalarMap(len(l.Theta), in, out, func(u int, x float64) float64 {
+		x += l.Theta[u]
+		return sigmoid(x) * sigmoid(-x)
+	})
+}
+
+// Mode sets out = 1 where in + θ ≥ 0, else 0.
+func (l *BinaryLayer) Mode(in, out []float64) {
+	scalarMap(len(l.Theta), in, out, func(u int, x float64) float64 {
+		if x+l.Theta[u] >= 0 {
+			return 1
+		}
+		return 0
+	})
+}
+
+// Sample sets out = 1 with probability σ(beta*(in + θ)).
+func (l *BinaryLayer) Sample(rng *rand.Rand, in, out []float64, beta float64) error {
+	if err := checkBeta(beta); err != nil {
+		return err
+	}
+	n := len(l.Theta)
+	b := rowsOf(len(in), n)
+	_ = out[len(in)-1]
+	for r := 0; r < b; r++ {
+		row, o := in[r*n:(r+1)*n], out[r*n:(r+1)*n]
+		for u, x := range row {
+			// u < σ(t)  ⇔  u(1 + e^{-t}) < 1; one exp, no division.
+			t := beta * (x + l.Theta[u])
+			if t > 40 {
+				o[u] = 1
+				continue
+			}
+			if rng.Float64()*(1+math.Exp(-t)) < 1 {
+				o[u] = 1
+			} else {
+				o[u] = 0
+			}
+		}
+	}
+	return nil
+}
+
+// Energy sets out[b] = -Σ_u θ_u x_bu.
+func (l *BinaryLayer) Energy(x, out []float64) {
+	scalarCGF(len(l.Theta), x, out, func(u int, h float64) float64 { return -l.Theta[u] * h })
+}
+
+// ParamNames returns ["theta"].
+func (l *BinaryLayer) ParamNames() []string { return []string{"theta"} }
+
+// Params returns [Theta].
+func (l *BinaryLayer) Params() [][]float64 { return [][]float64{l.Theta} }
+
+// GradCGF sets grads[0] = batch mean of σ(in + θ).
+func (l *BinaryLayer) GradCGF(in []float64, grads [][]float64) {
+	scalarGrad(len(l.Theta), in, grads, func(u int, x float64, g []float64) { g[0] = sigmoid(x + l.Theta[u]) })
+}
+
+// GradLogWeight sets grads[0] = batch mean of x.
+func (l *BinaryLayer) GradLogWeight(x []float64, grads [][]float64) {
+	scalarGrad(len(l.Theta), x, grads, func(u int, h float64, g []float64) { g[0] = h })
+}
+
+// Validate checks that the fields are finite.
+func (l *BinaryLayer) Validate() error { return validateParams(l) }
+
+// Clone returns a deep copy.
+func (l *BinaryLayer) Clone() Layer { return &BinaryLayer{Theta: cloneSlice(l.Theta)} }
+
+// SpinLayer is a layer of ±1 units with fields Theta: U(h) = -θh,
+// Γ(I) = log 2cosh(I + θ), mean tanh(I + θ).
+type SpinLayer struct {
+	Theta []float64
+}
+
+// Spin returns n ±1 units with zero fields.
+func Spin(n int) *SpinLayer { return &SpinLayer{Theta: make([]float64, n)} }
+
+// Kind returns "spin".
+func (l *SpinLayer) Kind() string { return "spin" }
+
+// Len returns the number of units.
+func (l *SpinLayer) Len() int { return len(l.Theta) }
+
+// States returns 1.
+func (l *SpinLayer) States() int { return 1 }
+
+// UnitCGF sets out[k] = log 2cosh(in[k] + θ_u).
+func (l *SpinLayer) UnitCGF(u int, in, out []float64) {
+	for k, x := range in {
+		out[k] = mathx.LogCosh2(x + l.Theta[u])
+	}
+}
+
+// CGF sets out[b] = Σ_u log 2cosh(I_bu + θ_u).
+func (l *SpinLayer) CGF(in, out []float64) {
+	scalarCGF(len(l.Theta), in, out, func(u int, x float64) float64 { return mathx.LogCosh2(x + l.Theta[u]) })
+}
+
+// Mean sets out = tanh(in + θ).
+func (l *SpinLayer) Mean(in, out []float64) {
+	scalarMap(len(l.Theta), in, out, func(u int, x float64) float64 { return math.Tanh(x + l.Theta[u]) })
+}
+
+// Var sets out = 1 - tanh²(in + θ) = 4σ(2x)σ(-2x).
+func (l *SpinLayer) Var(in, out []float64) {
+	scalarMap(len(l.Theta), in, out, func(u int, x float64) float64 {
+		x = 2 * (x + l.Theta[u])
+		return 4 * sigmoid(x) * sigmoid(-x)
+	})
+}
+
+// Mode sets out = +1 where in + θ ≥ 0, else -1.
+func (l *SpinLayer) Mode(in, out []float64) {
+	scalarMap(len(l.Theta), in, out, func(u int, x float64) float64 {
+		if x+l.Theta[u] >= 0 {
+			return 1
+		}
+		return -1
+	})
+}
+
+// Sample sets out = +1 with probability σ(2 beta (in + θ)), else -1.
+func (l *SpinLayer) Sample(rng *rand.Rand, in, out []float64, beta float64) error {
+	if err := checkBeta(beta); err != nil {
+		return err
+	}
+	n := len(l.Theta)
+	_ = out[len(in)-1]
+	for k, x := range in {
+		t := 2 * beta * (x + l.Theta[k%n])
+		if t > 40 || rng.Float64()*(1+math.Exp(-t)) < 1 {
+			out[k] = 1
+		} else {
+			out[k] = -1
+		}
+	}
+	return nil
+}
+
+// Energy sets out[b] = -Σ_u θ_u x_bu.
+func (l *SpinLayer) Energy(x, out []float64) {
+	scalarCGF(len(l.Theta), x, out, func(u int, h float64) float64 { return -l.Theta[u] * h })
+}
+
+// ParamNames returns ["theta"].
+func (l *SpinLayer) ParamNames() []string { return []string{"theta"} }
+
+// Params returns [Theta].
+func (l *SpinLayer) Params() [][]float64 { return [][]float64{l.Theta} }
+
+// GradCGF sets grads[0] = batch mean of tanh(in + θ).
+func (l *SpinLayer) GradCGF(in []float64, grads [][]float64) {
+	scalarGrad(len(l.Theta), in, grads, func(u int, x float64, g []float64) { g[0] = math.Tanh(x + l.Theta[u]) })
+}
+
+// GradLogWeight sets grads[0] = batch mean of x.
+func (l *SpinLayer) GradLogWeight(x []float64, grads [][]float64) {
+	scalarGrad(len(l.Theta), x, grads, func(u int, h float64, g []float64) { g[0] = h })
+}
+
+// Validate checks that the fields are finite.
+func (l *SpinLayer) Validate() error { return validateParams(l) }
+
+// Clone returns a deep copy.
+func (l *SpinLayer) Clone() Layer { return &SpinLayer{Theta: cloneSlice(l.Theta)} }
+
+// PottsLayer is a layer of categorical units with Q colours, one-hot coded.
+// Theta has N*Q entries, the field of colour a of unit i at i*Q+a:
+// U(h) = -Σ_a θ_ia h_ia, Γ_i(I_i·) = log Σ_a exp(I_ia + θ_ia).
+//
+// The model is invariant under adding a constant to θ_i· (and, through the
+// hidden fields, to the weights of a unit); RBM.ZeroSumGauge fixes the
+// zero-sum gauge Σ_a θ_ia = 0, Σ_a w_{ia,µ} = 0.
+type PottsLayer struct {
+	Q     int
+	Theta []float64
+}
+
+// Potts returns n units with q colours and zero fields.
+func Potts(n, q int) *PottsLayer { return &PottsLayer{Q: q, Theta: make([]float64, n*q)} }
+
+// Kind returns "potts".
+func (l *PottsLayer) Kind() string { return "potts" }
+
+// Len returns the number of units.
+func (l *PottsLayer) Len() int {
+	if l.Q == 0 {
+		return 0
+	}
+	return len(l.Theta) / l.Q
+}
+
+// States returns Q.
+func (l *PottsLayer) States() int { return l.Q }
+
+// UnitCGF panics: a Potts unit has a vector input; use CGF.
+func (l *PottsLayer) UnitCGF(u int, in, out []float64) {
+	panic("rbm: UnitCGF is not defined for Potts layers (vector input); use CGF")
+}
+
+// blocks calls f(row, unit, offset) for every unit block of a batch.
+func (l *PottsLayer) blocks(n int, f func(r, i, off int)) {
+	w := len(l.Theta)
+	b := rowsOf(n, w)
+	for r := 0; r < b; r++ {
+		for i := 0; i < w/l.Q; i++ {
+			f(r, i, r*w+i*l.Q)
+		}
+	}
+}
+
+// logits writes in + θ of one block into buf and returns its maximum.
+func (l *PottsLayer) logits(in []float64, off, i int, beta float64, buf []float64) float64 {
+	m := math.Inf(-1)
+	for a := range buf {
+		buf[a] = beta * (in[off+a] + l.Theta[i*l.Q+a])
+		if buf[a] > m {
+			m = buf[a]
+		}
+	}
+	return m
+}
+
+// CGF sets out[b] = Σ_i log Σ_a exp(I_bia + θ_ia).
+func (l *PottsLayer) CGF(in, out []float64) {
+	buf := make([]float64, l.Q)
+	clear(out)
+	l.blocks(len(in), func(r, i, off int) {
+		l.logits(in, off, i, 1, buf)
+		out[r] += mathx.LogSumExp(buf)
+	})
+}
+
+// softmax sets out block = softmax(beta*(in + θ)).
+func (l *PottsLayer) softmax(in, out []float64, off, i int, beta float64, buf []float64) {
+	m := l.logits(in, off, i, beta, buf)
+	s := 0.0
+	for a, x := range buf {
+		buf[a] = math.Exp(x - m)
+		s += buf[a]
+	}
+	for a := range buf {
+		out[off+a] = buf[a] / s
+	}
+}
+
+// Mean sets out to the colour probabilities softmax(in + θ) of every unit.
+func (l *PottsLayer) Mean(in, out []float64) {
+	buf := make([]float64, l.Q)
+	l.blocks(len(in), func(r, i, off int) { l.softmax(in, out, off, i, 1, buf) })
+}
+
+// Var sets out to p(1-p), the diagonal of each unit's one-hot covariance.
+func (l *PottsLayer) Var(in, out []float64) {
+	l.Mean(in, out)
+	for k, p := range out[:len(in)] {
+		out[k] = p * (1 - p)
+	}
+}
+
+// Mode sets each unit's block to the one-hot code of its most probable
+// colour (the first one on ties).
+func (l *PottsLayer) Mode(in, out []float64) {
+	buf := make([]float64, l.Q)
+	l.blocks(len(in), func(r, i, off int) {
+		m := l.logits(in, off, i, 1, buf)
+		done := false
+		for a, x := range buf {
+			if x == m && !done {
+				out[off+a] = 1
+				done = true
+			} else {
+				out[off+a] = 0
+			}
+		}
+	})
+}
+
+// Sample draws one colour per unit from softmax(beta*(in + θ)) and writes
+// its one-hot code.
+func (l *PottsLayer) Sample(rng *rand.Rand, in, out []float64, beta float64) error {
+	if err := checkBeta(beta); err != nil {
+		return err
+	}
+	buf := make([]float64, l.Q)
+	l.blocks(len(in), func(r, i, off int) {
+		l.softmax(in, out, off, i, beta, buf)
+		u := rng.Float64()
+		pick := l.Q - 1
+		c := 0.0
+		for a := 0; a < l.Q; a++ {
+			c += out[off+a]
+			if u < c {
+				pick = a
+				break
+			}
+		}
+		for a := 0; a < l.Q; a++ {
+			out[off+a] = 0
+		}
+		out[off+pick] = 1
+	})
+	return nil
+}
+
+// Energy sets out[b] = -Σ_ia θ_ia x_bia.
+func (l *PottsLayer) Energy(x, out []float64) {
+	scalarCGF(len(l.Theta), x, out, func(u int, h float64) float64 { return -l.Theta[u] * h })
+}
+
+// ParamNames returns ["theta"].
+func (l *PottsLayer) ParamNames() []string { return []string{"theta"} }
+
+// Params returns [Theta] (N*Q entries).
+func (l *PottsLayer) Params() [][]float64 { return [][]float64{l.Theta} }
+
+// GradCGF sets grads[0] = batch mean of the colour probabilities.
+func (l *PottsLayer) GradCGF(in []float64, grads [][]float64) {
+	p := make([]float64, len(in))
+	l.Mean(in, p)
+	scalarGrad(len(l.Theta), p, grads, func(u int, x float64, g []float64) { g[0] = x })
+}
+
+// GradLogWeight sets grads[0] = batch mean of the one-hot states.
+func (l *PottsLayer) GradLogWeight(x []float64, grads [][]float64) {
+	scalarGrad(len(l.Theta), x, grads, func(u int, h float64, g []float64) { g[0] = h })
+}
+
+// Validate checks Q ≥ 2, the length of Theta and that it is finite.
+func (l *PottsLayer) Validate() error {
+	if l.Q < 2 {
+		return fmt.Errorf("rbm: potts layer: q = %d must be at least 2", l.Q)
+	}
+	if len(l.Theta)%l.Q != 0 {
+		return fmt.Errorf("rbm: potts layer: theta has %d entries, not a multiple of q = %d", len(l.Theta), l.Q)
+	}
+	return validateParams(l)
+}
+
+// Clone returns a deep copy.
+func (l *PottsLayer) Clone() Layer { return &PottsLayer{Q: l.Q, Theta: cloneSlice(l.Theta)} }

@@ -1,0 +1,434 @@
+package rbm
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/harmonium-rbm/harmonium/rbmcore/internal/mathx"
+)
+
+// refMoments computes, independently of the layer's closed forms, the log
+// partition function, mean and variance of one scalar unit u at input x
+// and inverse temperature beta: direct summation over the support for
+// discrete units, adaptive-window Simpson quadrature of exp(beta(-U(h)+xh))
+// (U taken from Energy) on each half line for continuous ones.
+func refMoments(l Layer, u int, x, beta float64) (logZ, mean, variance float64) {
+	n := l.Len()
+	row := make([]float64, n)
+	e := make([]float64, 1)
+	logf := func(h float64) float64 {
+		row[u] = h
+		l.Energy(row, e)
+		// Energy sums over all units; the others sit at 0 where U = 0.
+		return beta * (-e[0] + x*h)
+	}
+	switch l.Kind() {
+	case "binary", "spin", "poisson":
+		var hs []float64
+		switch l.Kind() {
+		case "binary":
+			hs = []float64{0, 1}
+		case "spin":
+			hs = []float64{-1, 1}
+		default:
+			lam := math.Exp(x + l.Params()[0][u])
+			for h := 0.0; h <= lam+60*math.Sqrt(lam)+60; h++ {
+				hs = append(hs, h)
+			}
+		}
+		lw := make([]float64, len(hs))
+		for k, h := range hs {
+			lw[k] = logf(h)
+		}
+		logZ = mathx.LogSumExp(lw)
+		for k, h := range hs {
+			p := math.Exp(lw[k] - logZ)
+			mean += p * h
+		}
+		for k, h := range hs {
+			p := math.Exp(lw[k] - logZ)
+			variance += p * (h - mean) * (h - mean)
+		}
+		return
+	}
+	// Continuous: two concave branches, h ≥ 0 and h ≤ 0 (ReLU: only h ≥ 0).
+	type part struct{ lz, m1, v float64 }
+	branch := func(sign float64) part {
+		g := func(t float64) float64 { return logf(sign * t) } // t ≥ 0
+		// ternary search for the peak of the concave g on [0, 1e9]
+		lo, hi := 0.0, 1e9
+		for it := 0; it < 400; it++ {
+			a, b := lo+(hi-lo)/3, hi-(hi-lo)/3
+			if g(a) < g(b) {
+				lo = a
+			} else {
+				hi = b
+			}
+		}
+		p := 0.5 * (lo + hi)
+		if g(0) >= g(p) {
+			p = 0
+		}
+		gp := g(p)
+		width := func(dir float64) float64 {
+			s := 1e-12
+			for p+dir*s > 0 && g(p+dir*s) > gp-60 {
+				s *= 1.5
+			}
+			return s
+		}
+		a := math.Max(0, p-width(-1))
+		b := p + width(1)
+		const k = 40000
+		hstep := (b - a) / k
+		// moments about the peak p, so large means do not cancel
+		var z, s1, s2 float64
+		for i := 0; i <= k; i++ {
+			t := a + float64(i)*hstep
+			w := 2.0
+			if i == 0 || i == k {
+				w = 1
+			} else if i%2 == 1 {
+				w = 4
+			}
+			f := w * math.Exp(g(t)-gp)
+			z += f
+			s1 += f * (t - p)
+			s2 += f * (t - p) * (t - p)
+		}
+		d1, d2 := s1/z, s2/z
+		return part{gp + math.Log(z*hstep/3), sign * (p + d1), d2 - d1*d1}
+	}
+	parts := []part{branch(1)}
+	if l.Kind() != "relu" {
+		parts = append(parts, branch(-1))
+	}
+	logZ = math.Inf(-1)
+	for _, p := range parts {
+		logZ = mathx.LogAddExp(logZ, p.lz)
+	}
+	for _, p := range parts {
+		mean += math.Exp(p.lz-logZ) * p.m1
+	}
+	// law of total variance
+	for _, p := range parts {
+		d := p.m1 - mean
+		variance += math.Exp(p.lz-logZ) * (p.v + d*d)
+	}
+	return
+}
+
+// testLayers returns one instance of every scalar layer kind with the given
+// parameter set index (weights up to 50 in magnitude).
+func testLayers() []Layer {
+	var ls []Layer
+	for _, th := range []float64{-3, 0, 2.5} {
+		b := Binary(1)
+		b.Theta[0] = th
+		s := Spin(1)
+		s.Theta[0] = th
+		p := Poisson(1)
+		p.Theta[0] = th
+		ls = append(ls, b, s, p)
+	}
+	for _, g := range []float64{0.1, 1, 50} {
+		for _, th := range []float64{-50, 0, 3} {
+			ga := Gaussian(1)
+			ga.Gamma[0], ga.Theta[0] = g, th
+			r := ReLU(1)
+			r.Gamma[0], r.Theta[0] = g, th
+			ls = append(ls, ga, r)
+		}
+	}
+	for _, p := range [][4]float64{{1, 1, 0, 0}, {0.1, 0.1, 1, -1}, {1, 20, 6, -25}, {2, 0.5, 1, -0.7}, {50, 0.2, -50, 40}, {1, 1, -2, 2}} {
+		d := DReLU(1)
+		d.GammaPlus[0], d.GammaMinus[0], d.ThetaPlus[0], d.ThetaMinus[0] = p[0], p[1], p[2], p[3]
+		ls = append(ls, d)
+	}
+	return ls
+}
+
+func inputsFor(l Layer) []float64 {
+	if l.Kind() == "poisson" {
+		return []float64{-1e4, -30, -3, 0, 0.7, 5, 9}
+	}
+	return []float64{-1e4, -300, -30, -3, -0.5, 0, 0.7, 5, 40, 1e4}
+}
+
+func desc(l Layer) string {
+	return fmt.Sprintf("%s%v", l.Kind(), l.Params())
+}
+
+func closeTo(got, want, rel, abs float64) bool {
+	return math.Abs(got-want) <= abs+rel*math.Abs(want)
+}
+
+// TestScalarLayerMoments compares Γ, Γ′ (Mean), Γ″ (Var) and UnitCGF with
+// quadrature/summation over a wide input range, extremes included.
+func TestScalarLayerMoments(t *testing.T) {
+	for _, l := range testLayers() {
+		in := inputsFor(l)
+		cg := make([]float64, len(in))
+		mean := make([]float64, len(in))
+		vr := make([]float64, len(in))
+		ucgf := make([]float64, len(in))
+		l.CGF(in, cg) // batch of len(in) rows of one unit
+		l.Mean(in, mean)
+		l.Var(in, vr)
+		l.UnitCGF(0, in, ucgf)
+		for k, x := range in {
+			lz, m, v := refMoments(l, 0, x, 1)
+			if cg[k] != ucgf[k] {
+				t.Errorf("%s I=%v: CGF %v != UnitCGF %v", desc(l), x, cg[k], ucgf[k])
+			}
+			if !closeTo(cg[k], lz, 1e-10, 1e-10) {
+				t.Errorf("%s I=%v: Γ = %.15g, quadrature %.15g", desc(l), x, cg[k], lz)
+			}
+			if !closeTo(mean[k], m, 1e-8, 1e-12) {
+				t.Errorf("%s I=%v: Γ' = %.15g, quadrature %.15g", desc(l), x, mean[k], m)
+			}
+			if !closeTo(vr[k], v, 1e-7, 1e-14) {
+				t.Errorf("%s I=%v: Γ″ = %.15g, quadrature %.15g", desc(l), x, vr[k], v)
+			}
+			if math.IsNaN(cg[k]) || math.IsNaN(mean[k]) || math.IsNaN(vr[k]) {
+				t.Errorf("%s I=%v: NaN", desc(l), x)
+			}
+		}
+	}
+}
+
+// TestScalarLayerFiniteDifferences checks Γ' and Γ″ against central
+// differences of Γ and Γ', and GradCGF against differences of Γ with
+// respect to every parameter.
+func TestScalarLayerFiniteDifferences(t *testing.T) {
+	for _, l := range testLayers() {
+		for _, x := range inputsFor(l) {
+			if math.Abs(x) > 1000 {
+				continue // differences are meaningless next to Γ ~ 1e8
+			}
+			d := 1e-5 * math.Max(1, math.Abs(x))
+			one := func(f func(in, out []float64), x float64) float64 {
+				o := []float64{0}
+				f([]float64{x}, o)
+				return o[0]
+			}
+			m := one(l.Mean, x)
+			fd := (one(l.CGF, x+d) - one(l.CGF, x-d)) / (2 * d)
+			if !closeTo(m, fd, 1e-5, 1e-7) {
+				t.Errorf("%s I=%v: Γ' = %v, finite difference %v", desc(l), x, m, fd)
+			}
+			v := one(l.Var, x)
+			fd = (one(l.Mean, x+d) - one(l.Mean, x-d)) / (2 * d)
+			if !closeTo(v, fd, 1e-5, 1e-7) {
+				t.Errorf("%s I=%v: Γ″ = %v, finite difference %v", desc(l), x, v, fd)
+			}
+			grads := NewGrads(l)
+			l.GradCGF([]float64{x}, grads)
+			for p, ps := range l.Params() {
+				old := ps[0]
+				h := 1e-6 * math.Max(1, math.Abs(old))
+				ps[0] = old + h
+				up := one(l.CGF, x)
+				ps[0] = old - h
+				dn := one(l.CGF, x)
+				ps[0] = old
+				fd := (up - dn) / (2 * h)
+				if !closeTo(grads[p][0], fd, 1e-5, 1e-6) {
+					t.Errorf("%s I=%v: ∂Γ/∂%s = %v, finite difference %v", desc(l), x, l.ParamNames()[p], grads[p][0], fd)
+				}
+			}
+		}
+	}
+}
+
+// TestDReLUCatalogueVectors checks the literal dReLU values of catalogue
+// §7.4 (seed 000 thresholds converted to fields: θ = -θ⁽⁰⁰⁰⁾).
+func TestDReLUCatalogueVectors(t *testing.T) {
+	for _, c := range []struct {
+		gp, gn, tp, tn, I, gamma, mean, variance, mode, dgp, dgn, dtp, dtn float64
+	}{
+		{1, 1, 0, 0, 0.5, 1.0439385332, 0.5, 1, 0.5, -0.520180369987, -0.104819630013, -0.697796557401, 0.197796557401},
+		{0.1, 0.1, 1, -1, 0.5, 0.795336495042, 0.781077126099, 1.91482865628, 0, -1.15582487369, -0.10663019291, -0.959562337915, 0.178485211815},
+		{1, 20, -6, 25, -3, 19.0210736324, -1.3999945556, 0.0500251381873, -1.4, -6.18912071586e-06, -1.00499875783, -3.71402102557e-06, 1.39999826962},
+		{1, 20, -6, 25, 0, 18.9395238647, 5.85228197354, 2.0297789298, 6, -18.1230643497, -0.0164272641024, -5.87775060006, 0.0254686265246},
+		{2, 0.5, -1, 0.7, 0, 1.88471195092, -1.12853565869, 2.30610979777, -1.4, -0.1175249305, -1.67232633486, -0.207324173984, 1.33585983268},
+	} {
+		l := DReLU(1)
+		l.GammaPlus[0], l.GammaMinus[0], l.ThetaPlus[0], l.ThetaMinus[0] = c.gp, c.gn, -c.tp, -c.tn
+		in := []float64{c.I}
+		o := []float64{0}
+		l.CGF(in, o)
+		g := o[0]
+		l.Mean(in, o)
+		m := o[0]
+		l.Var(in, o)
+		v := o[0]
+		l.Mode(in, o)
+		md := o[0]
+		grads := NewGrads(l)
+		l.GradCGF(in, grads)
+		got := []float64{g, m, v, md, grads[0][0], grads[1][0], -grads[2][0], -grads[3][0]}
+		want := []float64{c.gamma, c.mean, c.variance, c.mode, c.dgp, c.dgn, c.dtp, c.dtn}
+		for k := range got {
+			if !closeTo(got[k], want[k], 1e-9, 1e-10) {
+				t.Errorf("dReLU %v I=%v: quantity %d = %.12g, catalogue %.12g", [4]float64{c.gp, c.gn, c.tp, c.tn}, c.I, k, got[k], want[k])
+			}
+		}
+	}
+}
+
+// TestSamplersMatchMoments draws 4e4 values per (layer, input, beta) and
+// compares the sample mean and variance with the quadrature moments of the
+// tempered distribution.
+func TestSamplersMatchMoments(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 8))
+	const n = 40000
+	for _, l := range testLayers() {
+		for _, x := range []float64{-1e4, -3, 0, 0.7, 5} {
+			for _, beta := range []float64{1, 0.5, 3} {
+				if l.Kind() == "poisson" && beta != 1 {
+					if err := l.Sample(rng, []float64{x}, []float64{0}, beta); err == nil {
+						t.Errorf("poisson at beta=%v: no error", beta)
+					}
+					continue
+				}
+				_, m, v := refMoments(l, 0, x, beta)
+				in := make([]float64, n)
+				for k := range in {
+					in[k] = x
+				}
+				out := make([]float64, n)
+				if err := l.Sample(rng, in, out, beta); err != nil {
+					t.Fatal(err)
+				}
+				var s, s2 float64
+				for _, h := range out {
+					s += h
+				}
+				sm := s / n
+				for _, h := range out {
+					s2 += (h - sm) * (h - sm)
+				}
+				sv := s2 / n
+				se := math.Sqrt(v / n)
+				// the variance's standard error is ≈ v√(2/n) for continuous
+				// units and ≈ √(v/n) for rare binary events
+				if math.Abs(sm-m) > 5*se+1e-12*math.Abs(m) || math.Abs(sv-v) > 0.05*v+6*math.Sqrt(v/n) {
+					t.Errorf("%s I=%v beta=%v: sample mean %v var %v, want %v %v", desc(l), x, beta, sm, sv, m, v)
+				}
+			}
+		}
+	}
+}
+
+// TestPottsLayer compares the Potts layer with explicit sums over colours.
+func TestPottsLayer(t *testing.T) {
+	l := Potts(2, 3)
+	copy(l.Theta, []float64{0.1, 0, -0.1, 50, -50, 3})
+	in := []float64{1e4, -1e4, 0, 0.2, 0.3, -0.4, -2, 1, 0.5, 0, 0, 0}
+	cg := make([]float64, 2)
+	l.CGF(in, cg)
+	mean := make([]float64, len(in))
+	l.Mean(in, mean)
+	vr := make([]float64, len(in))
+	l.Var(in, vr)
+	mode := make([]float64, len(in))
+	l.Mode(in, mode)
+	for r := 0; r < 2; r++ {
+		want := 0.0
+		for i := 0; i < 2; i++ {
+			var zs []float64
+			for a := 0; a < 3; a++ {
+				zs = append(zs, in[r*6+i*3+a]+l.Theta[i*3+a])
+			}
+			lz := mathx.LogSumExp(zs)
+			want += lz
+			best := 0
+			for a := 0; a < 3; a++ {
+				p := math.Exp(zs[a] - lz)
+				k := r*6 + i*3 + a
+				if !closeTo(mean[k], p, 1e-12, 1e-300) || !closeTo(vr[k], p*(1-p), 1e-12, 1e-300) {
+					t.Errorf("potts row %d unit %d colour %d: p=%v var=%v, want %v", r, i, a, mean[k], vr[k], p)
+				}
+				if zs[a] > zs[best] {
+					best = a
+				}
+			}
+			for a := 0; a < 3; a++ {
+				w := 0.0
+				if a == best {
+					w = 1
+				}
+				if mode[r*6+i*3+a] != w {
+					t.Errorf("potts mode row %d unit %d = %v", r, i, mode[r*6+i*3:r*6+i*3+3])
+				}
+			}
+		}
+		if !closeTo(cg[r], want, 1e-13, 0) {
+			t.Errorf("potts CGF row %d = %v, want %v", r, cg[r], want)
+		}
+	}
+	// sampler frequencies
+	rng := rand.New(rand.NewPCG(1, 1))
+	const n = 100000
+	row := []float64{0.2, 0.3, -0.4, -2, 1, 0.5}
+	ins := make([]float64, 0, n*6)
+	for k := 0; k < n; k++ {
+		ins = append(ins, row...)
+	}
+	out := make([]float64, len(ins))
+	if err := l.Sample(rng, ins, out, 1); err != nil {
+		t.Fatal(err)
+	}
+	freq := make([]float64, 6)
+	for k, v := range out {
+		freq[k%6] += v / n
+	}
+	p := make([]float64, 6)
+	l.Mean(row, p)
+	for k := range p {
+		if math.Abs(freq[k]-p[k]) > 5*math.Sqrt(p[k]*(1-p[k])/n)+1e-9 {
+			t.Errorf("potts sample freq %d = %v, want %v", k, freq[k], p[k])
+		}
+	}
+	// gradient identity: ∂Γ/∂θ_ia = p_ia
+	grads := NewGrads(l)
+	l.GradCGF(row, grads)
+	for k := range p {
+		if grads[0][k] != p[k] {
+			t.Errorf("potts GradCGF[%d] = %v, want %v", k, grads[0][k], p[k])
+		}
+	}
+}
+
+// TestGradLogWeightIdentity checks ∂Γ/∂ξ = ⟨-∂U/∂ξ⟩ by averaging
+// GradLogWeight over exact samples.
+func TestGradLogWeightIdentity(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 6))
+	const n = 200000
+	for _, l := range testLayers() {
+		x := 0.3
+		in := make([]float64, n)
+		for k := range in {
+			in[k] = x
+		}
+		h := make([]float64, n)
+		if err := l.Sample(rng, in, h, 1); err != nil {
+			t.Fatal(err)
+		}
+		gw, gc := NewGrads(l), NewGrads(l)
+		l.GradLogWeight(h, gw)
+		l.GradCGF(in[:1], gc)
+		for p := range gw {
+			// loose statistical tolerance: 6 standard errors of a variable of
+			// scale max(1, |value|, Var)
+			_, _, v := refMoments(l, 0, x, 1)
+			tol := 6 * math.Sqrt((1+v*v+gc[p][0]*gc[p][0])/n) * 3
+			if math.Abs(gw[p][0]-gc[p][0]) > tol {
+				t.Errorf("%s: ⟨-∂U/∂%s⟩ = %v, ∂Γ = %v", desc(l), l.ParamNames()[p], gw[p][0], gc[p][0])
+			}
+		}
+	}
+}

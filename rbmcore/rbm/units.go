@@ -1,0 +1,122 @@
+package rbm
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+
+	"github.com/harmonium-rbm/harmonium/rbmcore/internal/mathx"
+)
+
+// This file holds the helpers shared by the scalar (one column per unit)
+// layers; each layer file supplies the per-unit formulas.
+
+// rowsOf is the batch size of a flattened batch of the given row width.
+func rowsOf(n, width int) int {
+	if width == 0 {
+		return 0
+	}
+	if n%width != 0 {
+		panic(fmt.Sprintf("rbm: batch of %d values is not a multiple of the layer width %d", n, width))
+	}
+	return n / width
+}
+
+// scalarCGF sets out[b] = Σ_u f(u, in[b*n+u]).
+func scalarCGF(n int, in, out []float64, f func(u int, x float64) float64) {
+	b := rowsOf(len(in), n)
+	for r := 0; r < b; r++ {
+		s := 0.0
+		row := in[r*n : (r+1)*n]
+		for u, x := range row {
+			s += f(u, x)
+		}
+		out[r] = s
+	}
+}
+
+// scalarMap sets out[k] = f(u, in[k]) with u the unit of column k.
+func scalarMap(n int, in, out []float64, f func(u int, x float64) float64) {
+	_ = out[len(in)-1]
+	for k, x := range in {
+		out[k] = f(k%n, x)
+	}
+}
+
+// scalarGrad averages per-unit gradient contributions over the batch:
+// f(u, x, g) writes the contribution of one value into g[p] for each
+// parameter p.
+func scalarGrad(n int, in []float64, grads [][]float64, f func(u int, x float64, g []float64)) {
+	b := rowsOf(len(in), n)
+	for _, g := range grads {
+		clear(g)
+	}
+	tmp := make([]float64, len(grads))
+	for k, x := range in {
+		u := k % n
+		f(u, x, tmp)
+		for p := range grads {
+			grads[p][u] += tmp[p]
+		}
+	}
+	if b > 0 {
+		inv := 1 / float64(b)
+		for _, g := range grads {
+			for i := range g {
+				g[i] *= inv
+			}
+		}
+	}
+}
+
+// checkBeta rejects a non-positive or non-finite inverse temperature.
+func checkBeta(beta float64) error {
+	if !(beta > 0) || math.IsInf(beta, 1) {
+		return fmt.Errorf("rbm: inverse temperature beta = %v must be positive and finite", beta)
+	}
+	return nil
+}
+
+// validateParams checks that every parameter is finite and that the ones
+// listed in positive are > 0.
+func validateParams(l Layer, positive ...string) error {
+	pos := map[string]bool{}
+	for _, p := range positive {
+		pos[p] = true
+	}
+	names := l.ParamNames()
+	for p, vals := range l.Params() {
+		for i, v := range vals {
+			if math.IsNaN(v) || math.IsInf(v, 0) {
+				return fmt.Errorf("rbm: %s layer: %s[%d] = %v is not finite", l.Kind(), names[p], i, v)
+			}
+			if pos[names[p]] && !(v > 0) {
+				return fmt.Errorf("rbm: %s layer: %s[%d] = %v must be positive", l.Kind(), names[p], i, v)
+			}
+		}
+	}
+	return nil
+}
+
+func filled(n int, v float64) []float64 {
+	s := make([]float64, n)
+	for i := range s {
+		s[i] = v
+	}
+	return s
+}
+
+func cloneSlice(s []float64) []float64 { return append([]float64(nil), s...) }
+
+// uniform returns a float64 in (0, 1): never exactly 0, so comparisons
+// u < p with p = 0 never succeed.
+func uniform(rng *rand.Rand) float64 {
+	for {
+		if u := rng.Float64(); u > 0 {
+			return u
+		}
+	}
+}
+
+// sigmoid is re-exported locally for brevity.
+func sigmoid(x float64) float64 { return mathx.Sigmoid(x) }
