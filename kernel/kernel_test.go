@@ -374,9 +374,9 @@ func TestRobustness(t *testing.T) {
 	f := good.Frames(c.signer)
 	send([]byte("garbage"))
 	send(delimiter)
-	send(f[0], []byte("00"), f[2], f[3], f[4], f[5])                         // wrong signature
-	send(f[0], []byte(strings.Repeat("zz", 32)), f[2], f[3], f[4], f[5])     // not hex
-	send(f[0], f[1], f[2], f[3], f[4], []byte(`{"code": "print y"}`))        // content changed after signing
+	send(f[0], []byte("00"), f[2], f[3], f[4], f[5])                          // wrong signature
+	send(f[0], []byte(strings.Repeat("zz", 32)), f[2], f[3], f[4], f[5])      // not hex
+	send(f[0], f[1], f[2], f[3], f[4], []byte(`{"code": "print y"}`))         // content changed after signing
 	bad, _ := newMessage(c.session, "execute_request", nil, map[string]any{}) // signed, but content is not an object
 	bad.Content = []byte(`[1,2]`)
 	send(bad.Frames(c.signer)...)
