@@ -1,0 +1,41 @@
+// Package mapping turns an RBM with binary visible units into its exactly
+// equivalent model of interacting binary variables (Bulso & Roudi, seed 001):
+//
+//	log P(v) = Σ_{S ≠ ∅} I(S) Π_{k∈S} v_k − log Z₀,   v ∈ {0,1}^N,
+//
+// with one coefficient per set S of visible sites (no symmetric copies, no ½
+// factors). Marginalising the hidden units gives log P(v) = Σ_k b_k v_k +
+// Σ_µ Γ_µ(Σ_k w_kµ v_k) + const, and because v_k ∈ {0,1} the coefficients are
+// the Möbius inversion of that function on the Boolean lattice (Eqs. 12–15):
+//
+//	I(S) = [|S| = 1] b_k + Σ_µ Σ_{T⊆S} (−1)^{|S|−|T|} Γ_µ(Σ_{k∈T} w_kµ).
+//
+// Conventions (those of package rbm): a hidden unit's weight is
+// exp(−U(h) + I h) with U containing −θh, so θ is a field and the paper's
+// threshold is c = −θ; Γ is the unit's CGF including its own field (the T = ∅
+// term makes the paper's normalised K(q) = Γ(q) − Γ(0) appear). The paper's
+// activations are the layer kinds gaussian with γ = 1 (Linear), relu (ReLU),
+// binary (Step) and poisson (Exponential); every other scalar hidden kind
+// (spin, drelu, …) works through its CGF.
+//
+// Spin visible layers (s ∈ {−1, +1}) are mapped through v = (1 + s)/2: the
+// Mapper then works with weights 2w, fields 2θ and hidden inputs shifted by
+// −Σ_i w_iµ, and its terms are the coefficients of the same distribution
+// written in the {0,1} variables v. ToSpin converts a complete list of {0,1}
+// terms into the coefficients Ĵ(T) of Π_{k∈T} s_k (Walsh–Fourier
+// coefficients, Ĵ(T) = Σ_{S⊇T} I(S)/2^{|S|}), and FromSpin goes back.
+// Couplings of a ±1 model are stored once per set, also without ½ factors.
+//
+// Numerics. The alternating sums are never formed naively where that loses
+// precision: Linear (Eq. 18a, 20a) and Exponential (Eq. 18d, 20d) use their
+// closed forms; Step and ReLU terms use the cumulant series
+// Σ_n κ_n [zⁿ] Π_k (e^{w_k z} − 1), exact to double precision, when the
+// weights are small compared with the radius of convergence of Γ, and
+// otherwise the Möbius sum with the polynomial part of Γ (linear for
+// softplus, quadratic for ReLU) differenced exactly when all corners lie on
+// the side where it dominates; sums over units are compensated (Neumaier).
+// The full pairwise matrix uses matrix products (Linear: W diag(1/γ) Wᵀ,
+// Exponential: U diag(e^θ) Uᵀ with u = e^w − 1), the exact form
+// J_kl = Σ_µ log(1 + y_kµ y_lµ) for Step, and per-unit Taylor expansions
+// for ReLU, in parallel over all cores.
+package mapping
