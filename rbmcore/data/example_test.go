@@ -1,0 +1,42 @@
+package data_test
+
+import (
+	"fmt"
+
+	"github.com/harmonium-rbm/harmonium/rbmcore/data"
+)
+
+func ExampleBarsAndStripes() {
+	set, _ := data.BarsAndStripes(3)
+	fmt.Println(set.Len(), "images of", set.Width(), "pixels, kind", set.Kind)
+	fmt.Println(set.Row(5)) // stripes: rows 0 and 2 on
+	// Output:
+	// 16 images of 9 pixels, kind binary
+	// [1 1 1 0 0 0 1 1 1]
+}
+
+func ExampleIsingRing() {
+	set, _ := data.IsingRing(20, 1000, 0.5, 1)
+	fmt.Println(set.Len(), set.Units(), set.Kind)
+	fmt.Printf("exact <v_i v_i+1> = %.4f\n", data.IsingRingCorrelation(20, 1, 0.5))
+	// Output:
+	// 1000 20 spin
+	// exact <v_i v_i+1> = 0.4621
+}
+
+func ExampleSet_Minibatches() {
+	set, _ := data.BarsAndStripes(2)
+	train, test, _ := set.Split(0.25, 1)
+	it, _ := train.Minibatches(4, true, 1)
+	for epoch := 1; epoch <= 2; epoch++ {
+		n := 0
+		for it.Next() {
+			n += it.Batch().RawMatrix().Rows
+		}
+		it.Reset()
+		fmt.Println("epoch", epoch, "saw", n, "rows; test rows:", test.Len())
+	}
+	// Output:
+	// epoch 1 saw 6 rows; test rows: 2
+	// epoch 2 saw 6 rows; test rows: 2
+}

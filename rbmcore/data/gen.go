@@ -1,0 +1,235 @@
+package data
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+
+	"gonum.org/v1/gonum/mat"
+)
+
+// ClockRing samples the discrete XY (P-state clock) ring of seed 004,
+//
+//	p(v) ∝ exp(β Σ_{i=1}^{N} cos(2π(v_i − v_{i+1})/P)),  v_{N+1} ≡ v_1,
+//
+// exactly, for any β (negative too), by sequential sampling with the transfer
+// matrix T_ab = exp(β cos(2π(a−b)/P)): v_1 is uniform and
+// P(v_{i+1} = b | v_i = a, v_1) ∝ T_ab (T^{N−i})_{b v_1}. The vectors
+// T^n e_{v_1} are built once by repeated normalised products (no
+// cancellation), so each sample costs O(N·P). The samples are independent.
+// The result is a one-hot Potts set (Q = P, column i*P+v).
+func ClockRing(n, p, samples int, beta float64, seed uint64) (*Set, error) {
+	codes, err := clockCodes(n, p, samples, beta, seed)
+	if err != nil {
+		return nil, err
+	}
+	x := mat.NewDense(samples, n*p, nil)
+	for s := 0; s < samples; s++ {
+		row := x.RawRowView(s)
+		for i, v := range codes[s*n : (s+1)*n] {
+			row[i*p+v] = 1
+		}
+	}
+	return &Set{X: x, Kind: KindPotts, Q: p, Source: fmt.Sprintf("ClockRing(N=%d, P=%d, β=%g)", n, p, beta)}, nil
+}
+
+// IsingRing samples the periodic 1D Ising chain p(v) ∝ exp(β Σ_i v_i v_{i+1}),
+// v ∈ {±1}^N, v_{N+1} ≡ v_1, exactly for any β (the P = 2 clock ring, see
+// ClockRing). The result is a "spin" set.
+func IsingRing(n, samples int, beta float64, seed uint64) (*Set, error) {
+	codes, err := clockCodes(n, 2, samples, beta, seed)
+	if err != nil {
+		return nil, err
+	}
+	x := mat.NewDense(samples, n, nil)
+	raw := x.RawMatrix().Data
+	for k, c := range codes {
+		raw[k] = float64(1 - 2*c) // state 0 ↦ +1, state 1 ↦ −1
+	}
+	return &Set{X: x, Kind: KindSpin, Q: 1, Source: fmt.Sprintf("IsingRing(N=%d, β=%g)", n, beta)}, nil
+}
+
+// IsingRingCorrelation returns the exact ⟨v_i v_{i+d}⟩ of the periodic Ising
+// chain of N spins: (t^d + t^{N−d})/(1 + t^N) with t = tanh β.
+func IsingRingCorrelation(n, d int, beta float64) float64 {
+	t := math.Tanh(beta)
+	return (math.Pow(t, float64(d)) + math.Pow(t, float64(n-d))) / (1 + math.Pow(t, float64(n)))
+}
+
+// clockCodes returns samples×n states in 0..p-1, row-major.
+func clockCodes(n, p, samples int, beta float64, seed uint64) ([]int, error) {
+	switch {
+	case n < 1:
+		return nil, fmt.Errorf("data: ring length N = %d, want ≥ 1", n)
+	case p < 2:
+		return nil, fmt.Errorf("data: number of states P = %d, want ≥ 2", p)
+	case samples < 1:
+		return nil, fmt.Errorf("data: samples = %d, want ≥ 1", samples)
+	case math.IsNaN(beta) || math.IsInf(beta, 0):
+		return nil, fmt.Errorf("data: β = %v, want a finite value", beta)
+	}
+	// T_ab = exp(β cos(2π(a−b)/P)) scaled by exp(−|β|) so that entries are ≤ 1.
+	t := make([]float64, p) // circulant: T_ab = t[(a−b) mod P]
+	for d := range t {
+		t[d] = math.Exp(beta*math.Cos(2*math.Pi*float64(d)/float64(p)) - math.Abs(beta))
+	}
+	// back[m][b] ∝ (T^m)_{b,0}, each vector normalised to max 1.
+	back := make([][]float64, n)
+	back[0] = make([]float64, p)
+	back[0][0] = 1
+	for m := 1; m < n; m++ {
+		prev, cur := back[m-1], make([]float64, p)
+		mx := 0.0
+		for b := 0; b < p; b++ {
+			s := 0.0
+			for c := 0; c < p; c++ {
+				s += t[(b-c+p)%p] * prev[c]
+			}
+			cur[b] = s
+			mx = max(mx, s)
+		}
+		for b := range cur {
+			cur[b] /= mx
+		}
+		back[m] = cur
+	}
+	rng := rand.New(rand.NewPCG(seed, 0xc10c))
+	codes := make([]int, samples*n)
+	prob := make([]float64, p)
+	for s := 0; s < samples; s++ {
+		v := codes[s*n : (s+1)*n]
+		v[0] = rng.IntN(p)
+		for i := 1; i < n; i++ {
+			a := v[i-1]
+			tot := 0.0
+			for b := 0; b < p; b++ {
+				// (T^{N−i})_{b, v_1} = back[N−i][(b − v_1) mod P] by circulant symmetry.
+				prob[b] = t[(a-b+p)%p] * back[n-i][(b-v[0]+p)%p]
+				tot += prob[b]
+			}
+			u := rng.Float64() * tot
+			b := 0
+			for ; b < p-1; b++ {
+				u -= prob[b]
+				if u < 0 {
+					break
+				}
+			}
+			v[i] = b
+		}
+	}
+	return codes, nil
+}
+
+// Hierarchical generates the hierarchical (phylogenetic) ±1 data of seed 003
+// (Section VI): the root is (+1,…,+1) of length n; every node of level j
+// (j = 1..L) is a copy of its parent with each site flipped independently with
+// probability p[j-1]; a node of level j−1 has k[j-1] children. The rows are
+// the Π_j k[j] leaves in lexicographic order of their tree path, so siblings
+// are contiguous. Expected overlaps: see HierarchicalOverlaps.
+func Hierarchical(n int, k []int, p []float64, seed uint64) (*Set, error) {
+	if n < 1 {
+		return nil, fmt.Errorf("data: Hierarchical: n = %d, want ≥ 1", n)
+	}
+	if len(k) == 0 || len(k) != len(p) {
+		return nil, fmt.Errorf("data: Hierarchical: %d branching numbers and %d flip probabilities (want the same number ≥ 1)", len(k), len(p))
+	}
+	leaves := 1
+	for j := range k {
+		if k[j] < 1 {
+			return nil, fmt.Errorf("data: Hierarchical: k[%d] = %d, want ≥ 1", j, k[j])
+		}
+		if !(p[j] >= 0 && p[j] <= 1) {
+			return nil, fmt.Errorf("data: Hierarchical: p[%d] = %v, want a probability", j, p[j])
+		}
+		leaves *= k[j]
+	}
+	rng := rand.New(rand.NewPCG(seed, 0x41e7))
+	x := mat.NewDense(leaves, n, nil)
+	row := 0
+	var grow func(level int, parent []float64)
+	grow = func(level int, parent []float64) {
+		for c := 0; c < k[level]; c++ {
+			child := make([]float64, n)
+			for i, v := range parent {
+				if rng.Float64() < p[level] {
+					v = -v
+				}
+				child[i] = v
+			}
+			if level == len(k)-1 {
+				copy(x.RawRowView(row), child)
+				row++
+			} else {
+				grow(level+1, child)
+			}
+		}
+	}
+	root := make([]float64, n)
+	for i := range root {
+		root[i] = 1
+	}
+	grow(0, root)
+	return &Set{X: x, Kind: KindSpin, Q: 1, Source: fmt.Sprintf("Hierarchical(N=%d, K=%v, p=%v)", n, k, p)}, nil
+}
+
+// HierarchicalOverlaps returns the K×K matrix of expected overlaps
+// x_kl = (1/N) Σ_i ξ^k_i ξ^l_i of Hierarchical leaves (seed 003 Eq. 27):
+// x_kl = Π_{j=ℓ+1}^{L} (1−2p_j)², where ℓ is the level of the lowest common
+// ancestor of leaves k and l (x_kk = 1). Finite-N overlaps fluctuate around
+// it by O(N^{-1/2}).
+func HierarchicalOverlaps(k []int, p []float64) *mat.Dense {
+	leaves := 1
+	for _, kj := range k {
+		leaves *= kj
+	}
+	path := func(leaf int) []int { // tree path (k_1..k_L) of a leaf
+		out := make([]int, len(k))
+		for j := len(k) - 1; j >= 0; j-- {
+			out[j] = leaf % k[j]
+			leaf /= k[j]
+		}
+		return out
+	}
+	x := mat.NewDense(leaves, leaves, nil)
+	for a := 0; a < leaves; a++ {
+		pa := path(a)
+		for b := 0; b < leaves; b++ {
+			pb := path(b)
+			l := 0
+			for l < len(k) && pa[l] == pb[l] {
+				l++
+			}
+			v := 1.0
+			for j := l; j < len(k); j++ {
+				v *= (1 - 2*p[j]) * (1 - 2*p[j])
+			}
+			x.Set(a, b, v)
+		}
+	}
+	return x
+}
+
+// BarsAndStripes returns the n×n bars-and-stripes set in the usual
+// convention: for each of the 2^n bit patterns, the image whose rows copy the
+// pattern (stripes) and the image whose columns copy it (bars), 2^(n+1) rows
+// of n*n pixels (row-major) in {0,1}. The all-0 and all-1 images appear twice,
+// so the empirical entropy is (for n = 3) 2.599 nats, the best average
+// log-likelihood any model can reach.
+func BarsAndStripes(n int) (*Set, error) {
+	if n < 1 || n > 12 {
+		return nil, fmt.Errorf("data: BarsAndStripes: n = %d, want 1..12", n)
+	}
+	m := 1 << n
+	x := mat.NewDense(2*m, n*n, nil)
+	for mask := 0; mask < m; mask++ {
+		stripes, bars := x.RawRowView(mask), x.RawRowView(m+mask)
+		for r := 0; r < n; r++ {
+			for c := 0; c < n; c++ {
+				stripes[r*n+c] = float64(mask >> r & 1)
+				bars[r*n+c] = float64(mask >> c & 1)
+			}
+		}
+	}
+	return &Set{X: x, Kind: KindBinary, Q: 1, Source: fmt.Sprintf("BarsAndStripes(%d)", n)}, nil
+}
