@@ -1,0 +1,54 @@
+// Package replica solves, in the thermodynamic limit, the maximum-likelihood
+// weights of a restricted Boltzmann machine with ±1 visible and hidden units
+// and no biases, trained with L2 regularisation on K structured data points
+// (seed 003: "exact solution of RBMs trained on structured data in the
+// undersampled regime").
+//
+// # Model and conventions
+//
+// N visible and M hidden units, N, M → ∞ at fixed α = M/N, K finite. The
+// regularised log-likelihood (Eq. 6) is
+//
+//	L(W) = (1/K) Σ_k ln P_V(ξ^k) − (Nγ/2) Σ_iµ w_iµ².
+//
+// Weights scale as w_iµ = u_µ(σ_i)/N, where σ_i = (ξ^1_i,…,ξ^K_i) is the
+// data column of site i. Sites with equal (or opposite) columns form a site
+// class (Appendix I); there are at most 2^(K−1) classes up to sign, so every
+// computation here costs O(classes), independent of N. A Classes value holds
+// one representative pattern per ± pair and its fraction of sites; weights,
+// magnetisations and all class functions are odd under σ → −σ.
+//
+// Hidden units form blocks (fraction φ_b of the M units, identical weights
+// u^b(σ)). A Solution carries the blocks, the Ω distinct mean-field saddle
+// points ("thermodynamic states", Eq. 20) reached from Mattis initialisation
+// at each data point, and everything derived from them: the replica order
+// parameters Q, q, P, p (Eqs. 11–14), the weights of Eq. 19, the
+// coefficients of the data-span parametrisation (Appendix F), the singular
+// values of W (Eq. 22) and the regularised log-likelihood per visible unit.
+//
+// # Which equations are solved
+//
+// Mode Exact (the default) solves Eq. 20 and Eq. 21 exactly on site classes:
+// at a returned solution both residuals, per site and per hidden unit, are
+// below Problem.Tol. Mode DataSpan restricts the weights to the data span
+// w_iµ = (1/N) Σ_k ξ^k_i c^k_µ (Appendix F, Eq. F1) and solves the
+// Galerkin projection of Eq. F12 on the data. The paper (App. F, H) claims
+// the exact weights lie in the data span; they do not for K ≥ 3 in the
+// ordered phase, because Eq. 19 adds the state magnetisations ⟨v⟩^ω, which
+// are not linear in σ (catalogue 003-Q5, checked here: TestDataSpanIsApproximate).
+// We follow the catalogue: Exact is the default, DataSpan reproduces the
+// paper's parametrisation, and both agree exactly in the paramagnetic phase.
+//
+// The Ω states are mixed with equal weights 1/Ω, the paper's rule (Eq. 21).
+//
+// # Phase diagram
+//
+// Sweep continues a solution in γ with hot start, secant predictor and
+// adaptive steps, and reports events: the over-regularised threshold
+// Kγ ≥ λ_max(x), the paramagnetic solution (Eq. 23) and the onset of
+// spontaneous activity (top eigenvalue of Σ_µ w_iµ w_jµ crossing 1, Eq. 22),
+// changes of Ω, of the number of blocks and of the rank of W. BAMStart
+// bootstraps the small-γ BAM phase (Eqs. 24–26) with the linear programme of
+// Appendix J (gonum optimize/convex/lp). Tree describes hierarchical data
+// (Section VI) with its exact overlap (Eq. 27) and exact N → ∞ class table.
+package replica

@@ -1,0 +1,459 @@
+package replica
+
+import (
+	"context"
+	"fmt"
+	"math"
+
+	"gonum.org/v1/gonum/mat"
+)
+
+// Mode selects the parametrisation of the weights.
+type Mode int
+
+const (
+	// Exact solves Eq. 21 on site classes: the weights of a block are one
+	// value per class, u^b(σ) = N w_iµ for sites i of class σ.
+	Exact Mode = iota
+	// DataSpan restricts the weights to the data span (Eq. F1),
+	// u^b(σ) = Σ_k σ_k c^k_b, and solves the projection of Eq. F12 on the
+	// data (Appendix F). Eq. 21 then holds only up to the part of
+	// Σ_ω ⟨v⟩^ω⟨h⟩^ω outside the data span (reported as Res21).
+	DataSpan
+)
+
+// String returns "exact" or "data-span".
+func (m Mode) String() string {
+	if m == DataSpan {
+		return "data-span"
+	}
+	return "exact"
+}
+
+// Problem fixes the data (through its class table), the aspect ratio
+// α = M/N, the regularisation γ and the numerical options. The zero values
+// of Mode, Tol, MaxNewton and MaxRelax mean Exact, 1e-11, 60 and 20000.
+type Problem struct {
+	Classes   *Classes
+	Alpha     float64 // M/N > 0
+	Gamma     float64 // regularisation strength > 0
+	Mode      Mode
+	Tol       float64 // max residual of Eqs. 20 and 21 (solved rows) at a solution
+	MaxNewton int     // Newton steps per state configuration
+	MaxRelax  int     // relaxation steps when Newton fails from the start (default 20000)
+}
+
+func (p *Problem) check() error {
+	if p.Classes == nil || len(p.Classes.F) == 0 {
+		return fmt.Errorf("replica: Problem.Classes is empty")
+	}
+	if !(p.Alpha > 0) || math.IsInf(p.Alpha, 0) {
+		return fmt.Errorf("replica: Problem.Alpha = %g, need a finite M/N > 0", p.Alpha)
+	}
+	if !(p.Gamma > 0) || math.IsInf(p.Gamma, 0) {
+		return fmt.Errorf("replica: Problem.Gamma = %g, need a finite γ > 0", p.Gamma)
+	}
+	if p.Mode != Exact && p.Mode != DataSpan {
+		return fmt.Errorf("replica: Problem.Mode = %d is not Exact or DataSpan", p.Mode)
+	}
+	if p.Tol == 0 {
+		p.Tol = 1e-11
+	}
+	if !(p.Tol > 0) {
+		return fmt.Errorf("replica: Problem.Tol = %g, need > 0", p.Tol)
+	}
+	if p.MaxNewton == 0 {
+		p.MaxNewton = 60
+	}
+	if p.MaxRelax == 0 {
+		p.MaxRelax = 20000
+	}
+	return nil
+}
+
+// Block is a set of identical hidden units: a fraction Frac of the M units,
+// each with weights w_iµ = U[c]/N on the sites i of class c (with the sign
+// of the site relative to its class pattern).
+type Block struct {
+	Frac float64
+	U    []float64
+}
+
+// State is one saddle point ω of the mean-field equations (Eq. 20), a
+// thermodynamic state of the trained RBM.
+type State struct {
+	V    []float64 // ⟨v_i⟩^ω for the sites of each class (class pattern orientation)
+	H    []float64 // ⟨h_µ⟩^ω for the units of each block
+	Q    []float64 // overlaps Q^ω_k = (1/N) Σ_i ξ^k_i ⟨v_i⟩^ω with the data (Eq. 11)
+	From []int     // data points (0-based) whose Mattis initialisation reached it
+	Psi  float64   // (1/N) ln Z − (1+α) ln 2 evaluated at this state
+}
+
+// Solution is a stationary point of the regularised likelihood: the blocks
+// of hidden units and the Ω distinct saddle points of Eq. 20, with residuals
+// and the log-likelihood per visible unit.
+type Solution struct {
+	Problem Problem
+	Blocks  []Block
+	States  []State
+	Res20   float64 // max residual of Eq. 20 over states, classes and blocks
+	Res21   float64 // max residual of Eq. 21 over classes and blocks (per site, per unit)
+	ResProj float64 // DataSpan: max residual of the projected Eq. F12; Exact: = Res21
+	LogLik  float64 // L(W)/N (Eq. 6) in the N → ∞ limit, constants included
+	Spread  float64 // max_ω Psi − min_ω Psi: how far the mixed states are from degenerate
+	Newton  int     // Newton steps spent
+}
+
+// Solve finds a stationary point of L (Eqs. 20 and 21 simultaneously)
+// starting from the given blocks (fractions are normalised). The states are
+// found by Mattis initialisation at every data point; the weights and the
+// states are then solved jointly by Newton's method with line search, and
+// the state search is repeated until the set of states is self-consistent.
+// Coinciding blocks (up to sign) are merged in the result.
+func Solve(ctx context.Context, p Problem, init []Block) (*Solution, error) {
+	if err := p.check(); err != nil {
+		return nil, err
+	}
+	if len(init) == 0 {
+		return nil, fmt.Errorf("replica.Solve: no initial blocks")
+	}
+	c := len(p.Classes.F)
+	phi := make([]float64, len(init))
+	tot := 0.0
+	for b, bl := range init {
+		if len(bl.U) != c {
+			return nil, fmt.Errorf("replica.Solve: block %d has %d class weights, want %d", b, len(bl.U), c)
+		}
+		if !(bl.Frac > 0) {
+			return nil, fmt.Errorf("replica.Solve: block %d has fraction %g, need > 0", b, bl.Frac)
+		}
+		phi[b] = bl.Frac
+		tot += bl.Frac
+	}
+	for b := range phi {
+		phi[b] /= tot
+	}
+	e := newEngine(&p, phi)
+	if p.Mode == DataSpan {
+		if err := e.initDataSpan(); err != nil {
+			return nil, err
+		}
+	}
+	e.setOmega(0)
+	if err := e.setWeights(init); err != nil {
+		return nil, err
+	}
+	z0 := append([]float64(nil), e.z[:e.b*e.d]...)
+	sol, err := e.solve(ctx, &p, nil)
+	if err == nil || ctx.Err() != nil {
+		return sol, err
+	}
+	// Globalise: relax from the initial weights, then Newton again.
+	e.setOmega(0)
+	copy(e.z, z0)
+	if _, _, err := e.relax(ctx, 0.5, 1e-4, p.MaxRelax); err != nil {
+		return nil, fmt.Errorf("replica.Solve: γ = %g: %w", p.Gamma, err)
+	}
+	sol, err2 := e.solve(ctx, &p, nil)
+	if err2 != nil {
+		return nil, fmt.Errorf("replica.Solve: Newton from the start failed (%v), and after relaxation: %w", err, err2)
+	}
+	return sol, nil
+}
+
+// setWeights loads block weights into z (projecting on the data span in
+// mode DataSpan).
+func (e *engine) setWeights(bl []Block) error {
+	for b := range bl {
+		for _, x := range bl[b].U {
+			if math.IsNaN(x) || math.IsInf(x, 0) {
+				return fmt.Errorf("replica: block %d has a non-finite weight", b)
+			}
+		}
+		if e.mode == Exact {
+			copy(e.z[b*e.c:(b+1)*e.c], bl[b].U)
+			continue
+		}
+		for l := 0; l < e.k; l++ {
+			s := 0.0
+			for j := 0; j < e.c; j++ {
+				s += e.xinvSTF[l*e.c+j] * bl[b].U[j]
+			}
+			e.z[b*e.k+l] = s
+		}
+	}
+	e.weights()
+	return nil
+}
+
+// initDataSpan precomputes x^{-1} Σᵀ F.
+func (e *engine) initDataSpan() error {
+	x := e.cl.Overlap()
+	var chol mat.Cholesky
+	if !chol.Factorize(x) {
+		return fmt.Errorf("replica: mode DataSpan needs an invertible overlap matrix x (data points linearly independent)")
+	}
+	k, c := e.k, e.c
+	stf := mat.NewDense(k, c, nil)
+	for j := 0; j < c; j++ {
+		for l := 0; l < k; l++ {
+			stf.Set(l, j, e.cl.Sigma[j*k+l]*e.cl.F[j])
+		}
+	}
+	var out mat.Dense
+	if err := chol.SolveTo(&out, stf); err != nil {
+		return fmt.Errorf("replica: data-span projection: %w", err)
+	}
+	e.xinvSTF = out.RawMatrix().Data
+	if out.RawMatrix().Stride != c {
+		e.xinvSTF = mat.DenseCopyOf(&out).RawMatrix().Data
+	}
+	return nil
+}
+
+// loadStates sets the state unknowns from a state search.
+func (e *engine) loadStates(st []rawState) {
+	nb := e.b
+	e.setOmega(len(st))
+	h := e.hOf()
+	for w, s := range st {
+		copy(h[w*nb:(w+1)*nb], s.h)
+	}
+}
+
+// sameStates reports whether the searched states coincide with the solved ones.
+func (e *engine) sameStates(st []rawState) bool {
+	if len(st) != e.om {
+		return false
+	}
+	e.eval()
+	h := e.hOf()
+	used := make([]bool, e.om)
+	for _, s := range st {
+		found := false
+		for w := 0; w < e.om; w++ {
+			if !used[w] && stateDist(s.v, s.h, e.v[w*e.c:(w+1)*e.c], h[w*e.b:(w+1)*e.b]) < stateMergeTol {
+				used[w] = true
+				found = true
+				break
+			}
+		}
+		if !found {
+			return false
+		}
+	}
+	return true
+}
+
+// solve runs the Newton/state-search loop from the current z. If
+// predicted is non-nil it holds a predicted state configuration (hidden
+// magnetisations) consistent with the current z.
+func (e *engine) solve(ctx context.Context, p *Problem, predicted []rawState) (*Solution, error) {
+	st := predicted
+	if st == nil {
+		st = e.mattis()
+	}
+	steps := 0
+	for round := 0; ; round++ {
+		if round == 8 {
+			return nil, fmt.Errorf("replica: γ = %g: the set of saddle points does not settle (Ω oscillates)", p.Gamma)
+		}
+		e.loadStates(st)
+		it, err := e.newton(ctx, p.Tol, p.MaxNewton)
+		steps += it
+		if err != nil {
+			if ctx.Err() != nil {
+				return nil, fmt.Errorf("replica: γ = %g: %w", p.Gamma, ctx.Err())
+			}
+			return nil, fmt.Errorf("replica: γ = %g, Ω = %d: %w", p.Gamma, e.om, err)
+		}
+		e.weights()
+		st = e.mattis()
+		if e.sameStates(st) {
+			break
+		}
+		// Hysteresis: states continued from the start that are still stable
+		// minima of the mean-field free energy are kept even when no Mattis
+		// initialisation reaches them any more.
+		if predicted != nil && round == 0 && e.subsetStable(st) {
+			break
+		}
+	}
+	sol := e.solution(p)
+	sol.Newton = steps
+	return sol, nil
+}
+
+// solution packages the current engine state, merging coinciding blocks and
+// canonicalising signs.
+func (e *engine) solution(p *Problem) *Solution {
+	r20, r21, rs := e.eval()
+	k, c, nb := e.k, e.c, e.b
+	h := e.hOf()
+	// block signs: make the first non-negligible input I^k_b positive
+	sign := make([]float64, nb)
+	for b := 0; b < nb; b++ {
+		sign[b] = 1
+		for l := 0; l < k; l++ {
+			if x := e.in[b*k+l]; math.Abs(x) > 1e-12 {
+				if x < 0 {
+					sign[b] = -1
+				}
+				break
+			}
+		}
+	}
+	// merge blocks
+	group := make([]int, nb)
+	var blocks []Block
+	var rep []int
+	for b := 0; b < nb; b++ {
+		ub := make([]float64, c)
+		norm := 0.0
+		for j := 0; j < c; j++ {
+			ub[j] = sign[b] * e.u[b*c+j]
+			norm = math.Max(norm, math.Abs(ub[j]))
+		}
+		group[b] = -1
+		for g, r := range rep {
+			d := 0.0
+			for j := 0; j < c; j++ {
+				d = math.Max(d, math.Abs(ub[j]-sign[r]*e.u[r*c+j]))
+			}
+			if d <= blockMergeTol*math.Max(1, norm) {
+				group[b] = g
+				blocks[g].Frac += e.phi[b]
+				break
+			}
+		}
+		if group[b] < 0 {
+			group[b] = len(rep)
+			rep = append(rep, b)
+			blocks = append(blocks, Block{Frac: e.phi[b], U: ub})
+		}
+	}
+	sol := &Solution{Problem: *p, Blocks: blocks, Res20: r20, Res21: r21, ResProj: rs}
+	if e.mode == Exact {
+		sol.ResProj = r21
+	}
+	// states, in block-merged variables
+	st := e.mattisFrom()
+	for w := 0; w < e.om; w++ {
+		s := State{V: append([]float64(nil), e.v[w*c:(w+1)*c]...), H: make([]float64, len(rep))}
+		for g, r := range rep {
+			s.H[g] = sign[r] * h[w*nb+r]
+		}
+		s.From = st[w]
+		s.Q = make([]float64, k)
+		for l := 0; l < k; l++ {
+			q := 0.0
+			for j := 0; j < c; j++ {
+				q += e.cl.F[j] * e.cl.Sigma[j*k+l] * s.V[j]
+			}
+			s.Q[l] = q
+		}
+		sol.States = append(sol.States, s)
+	}
+	sol.fillLogLik()
+	return sol
+}
+
+// mattisFrom maps each solved state to the data points whose Mattis
+// initialisation reaches it (run after convergence, so the search agrees).
+func (e *engine) mattisFrom() [][]int {
+	out := make([][]int, e.om)
+	st := e.mattis()
+	// continued states not reached from any data point keep an empty From
+	h := e.hOf()
+	for _, s := range st {
+		for w := 0; w < e.om; w++ {
+			if stateDist(s.v, s.h, e.v[w*e.c:(w+1)*e.c], h[w*e.b:(w+1)*e.b]) < stateMergeTol {
+				out[w] = append(out[w], s.from...)
+				break
+			}
+		}
+	}
+	// orient each state so that its overlap with its first data point is ≥ 0
+	for w := 0; w < e.om; w++ {
+		if len(out[w]) == 0 {
+			continue
+		}
+		l := out[w][0]
+		q := 0.0
+		for j := 0; j < e.c; j++ {
+			q += e.cl.F[j] * e.cl.Sigma[j*e.k+l] * e.v[w*e.c+j]
+		}
+		if q < 0 {
+			for j := 0; j < e.c; j++ {
+				e.v[w*e.c+j] = -e.v[w*e.c+j]
+			}
+			for b := 0; b < e.b; b++ {
+				h[w*e.b+b] = -h[w*e.b+b]
+			}
+		}
+	}
+	return out
+}
+
+// logCosh returns ln cosh x without overflow.
+func logCosh(x float64) float64 {
+	a := math.Abs(x)
+	return a + math.Log1p(math.Exp(-2*a)) - math.Ln2
+}
+
+// fillLogLik computes L/N and the state free energies:
+//
+//	L/N = α Σ_b φ_b [(1/K) Σ_k ln 2cosh I^k_b − (γ/2) Σ_σ f_σ u^b(σ)²] − (1/N) ln Z,
+//	(1/N) ln Z = (1+α) ln 2 + max_ω Ψ_ω,
+//	Ψ_ω = Σ_σ f_σ ln cosh(α Σ_b φ_b h^ω_b u^b(σ)) + α Σ_b φ_b [ln cosh s^ω_b − h^ω_b s^ω_b],
+//
+// the large-deviation (mean-field) evaluation of Z at its dominant saddle
+// points (Ψ = 0 in the paramagnetic phase).
+func (s *Solution) fillLogLik() {
+	cl := s.Problem.Classes
+	k, c := cl.K, len(cl.F)
+	al, g := s.Problem.Alpha, s.Problem.Gamma
+	l := 0.0
+	for _, bl := range s.Blocks {
+		d, r := 0.0, 0.0
+		for kk := 0; kk < k; kk++ {
+			in := 0.0
+			for j := 0; j < c; j++ {
+				in += cl.F[j] * cl.Sigma[j*k+kk] * bl.U[j]
+			}
+			d += logCosh(in) + math.Ln2
+		}
+		for j := 0; j < c; j++ {
+			r += cl.F[j] * bl.U[j] * bl.U[j]
+		}
+		l += al * bl.Frac * (d/float64(k) - g/2*r)
+	}
+	psiMax, psiMin := 0.0, 0.0
+	for w := range s.States {
+		st := &s.States[w]
+		psi := 0.0
+		for j := 0; j < c; j++ {
+			a := 0.0
+			for b, bl := range s.Blocks {
+				a += bl.Frac * st.H[b] * bl.U[j]
+			}
+			psi += cl.F[j] * logCosh(al*a)
+		}
+		for b, bl := range s.Blocks {
+			sb := 0.0
+			for j := 0; j < c; j++ {
+				sb += cl.F[j] * bl.U[j] * st.V[j]
+			}
+			psi += al * bl.Frac * (logCosh(sb) - st.H[b]*sb)
+		}
+		st.Psi = psi
+		if w == 0 || psi > psiMax {
+			psiMax = psi
+		}
+		if w == 0 || psi < psiMin {
+			psiMin = psi
+		}
+	}
+	s.Spread = psiMax - psiMin
+	s.LogLik = l - (1+al)*math.Ln2 - psiMax
+}

@@ -1,0 +1,269 @@
+package replica
+
+import (
+	"math"
+
+	"gonum.org/v1/gonum/blas"
+	"gonum.org/v1/gonum/blas/blas64"
+	"gonum.org/v1/gonum/lapack/lapack64"
+)
+
+// Tolerances of the state search.
+const (
+	stateIterMax   = 20000 // alternating sweeps per Mattis initialisation
+	stateIterTol   = 1e-10 // sweep-to-sweep change that ends the sweeps
+	stateZero      = 1e-9  // a state with all |h|, |v| below this is paramagnetic
+	stateMergeTol  = 1e-6  // states closer than this (mod sign) are one state
+	blockMergeTol  = 1e-9  // blocks closer than this (relative, mod sign) are one block
+	stateNewtonMax = 50
+)
+
+// rawState is one saddle point of Eq. 20 in class/block variables.
+type rawState struct {
+	v, h []float64
+	from []int // data points whose Mattis initialisation reached it
+}
+
+// mattis finds the distinct saddle points of Eq. 20 for the current block
+// weights e.u by alternating iteration (h ← tanh(Σ_i w v), v ← tanh(Σ_µ w h),
+// which never increases the mean-field free energy) started at each data
+// point in turn (Mattis states, Appendix F), polished by Newton's method on
+// the B hidden magnetisations. Mirror states (−v, −h) and coinciding states
+// are merged; paramagnetic limits are dropped.
+func (e *engine) mattis() []rawState {
+	k, c, nb := e.k, e.c, e.b
+	f, sig := e.cl.F, e.cl.Sigma
+	v := make([]float64, c)
+	h := make([]float64, nb)
+	hn := make([]float64, nb)
+	var out []rawState
+	field := func() { // v ← tanh(α Σ_b φ_b u^b h_b)
+		for j := 0; j < c; j++ {
+			a := 0.0
+			for b := 0; b < nb; b++ {
+				a += e.phi[b] * e.u[b*c+j] * h[b]
+			}
+			v[j] = math.Tanh(e.alpha * a)
+		}
+	}
+	hidden := func(dst []float64) { // dst ← tanh(Σ_c f u^b v)
+		for b := 0; b < nb; b++ {
+			s := 0.0
+			for j := 0; j < c; j++ {
+				s += f[j] * e.u[b*c+j] * v[j]
+			}
+			dst[b] = math.Tanh(s)
+		}
+	}
+	for l := 0; l < k; l++ {
+		for j := 0; j < c; j++ {
+			v[j] = sig[j*k+l]
+		}
+		hidden(h)
+		for it := 0; it < stateIterMax; it++ {
+			field()
+			hidden(hn)
+			d := 0.0
+			for b := range h {
+				d = math.Max(d, math.Abs(hn[b]-h[b]))
+			}
+			copy(h, hn)
+			if d < stateIterTol {
+				break
+			}
+		}
+		e.polishState(h)
+		field()
+		mx := 0.0
+		for _, x := range h {
+			mx = math.Max(mx, math.Abs(x))
+		}
+		if mx < stateZero {
+			continue
+		}
+		// orient so that the overlap with the initial data point is ≥ 0
+		q := 0.0
+		for j := 0; j < c; j++ {
+			q += f[j] * sig[j*k+l] * v[j]
+		}
+		sign := 1.0
+		if q < 0 {
+			sign = -1
+		}
+		merged := false
+		for i := range out {
+			if d := stateDist(out[i].v, out[i].h, v, h); d < stateMergeTol {
+				out[i].from = append(out[i].from, l)
+				merged = true
+				break
+			}
+		}
+		if !merged {
+			st := rawState{v: make([]float64, c), h: make([]float64, nb), from: []int{l}}
+			for j := range v {
+				st.v[j] = sign * v[j]
+			}
+			for b := range h {
+				st.h[b] = sign * h[b]
+			}
+			out = append(out, st)
+		}
+	}
+	return out
+}
+
+// stateDist is the max-norm distance between two states up to a global sign.
+func stateDist(v1, h1, v2, h2 []float64) float64 {
+	dp, dm := 0.0, 0.0
+	for i := range v1 {
+		dp = math.Max(dp, math.Abs(v1[i]-v2[i]))
+		dm = math.Max(dm, math.Abs(v1[i]+v2[i]))
+	}
+	for i := range h1 {
+		dp = math.Max(dp, math.Abs(h1[i]-h2[i]))
+		dm = math.Max(dm, math.Abs(h1[i]+h2[i]))
+	}
+	return math.Min(dp, dm)
+}
+
+// polishState refines a saddle point of Eq. 20 by Newton's method on
+// F(h) = h − tanh(S(h)), S_b(h) = Σ_c f_c u^b_c tanh(α Σ_b' φ_b' u^b'_c h_b').
+func (e *engine) polishState(h []float64) {
+	c, nb := e.c, e.b
+	f := e.cl.F
+	v := make([]float64, c)
+	dv := make([]float64, c)
+	t := make([]float64, nb)
+	r := make([]float64, nb)
+	jm := make([]float64, nb*nb)
+	ipiv := make([]int, nb)
+	h0 := make([]float64, nb)
+	eval := func() float64 {
+		for j := 0; j < c; j++ {
+			a := 0.0
+			for b := 0; b < nb; b++ {
+				a += e.phi[b] * e.u[b*c+j] * h[b]
+			}
+			v[j] = math.Tanh(e.alpha * a)
+			dv[j] = 1 - v[j]*v[j]
+		}
+		m := 0.0
+		for b := 0; b < nb; b++ {
+			s := 0.0
+			for j := 0; j < c; j++ {
+				s += f[j] * e.u[b*c+j] * v[j]
+			}
+			t[b] = math.Tanh(s)
+			r[b] = h[b] - t[b]
+			m += r[b] * r[b]
+		}
+		return m
+	}
+	m := eval()
+	for it := 0; it < stateNewtonMax && m > 1e-30; it++ {
+		for b := 0; b < nb; b++ {
+			ds := 1 - t[b]*t[b]
+			for b2 := 0; b2 < nb; b2++ {
+				s := 0.0
+				for j := 0; j < c; j++ {
+					s += f[j] * e.u[b*c+j] * dv[j] * e.u[b2*c+j]
+				}
+				jm[b*nb+b2] = -ds * s * e.alpha * e.phi[b2]
+			}
+			jm[b*nb+b] += 1
+		}
+		a := blas64.General{Rows: nb, Cols: nb, Stride: nb, Data: jm}
+		if !lapack64.Getrf(a, ipiv) {
+			return
+		}
+		step := make([]float64, nb)
+		for b := range r {
+			step[b] = -r[b]
+		}
+		lapack64.Getrs(blas.NoTrans, a, blas64.General{Rows: nb, Cols: 1, Stride: 1, Data: step}, ipiv)
+		copy(h0, h)
+		lam := 1.0
+		ok := false
+		for tries := 0; tries < 20; tries++ {
+			for b := range h {
+				h[b] = h0[b] + lam*step[b]
+			}
+			if mm := eval(); mm < m {
+				m = mm
+				ok = true
+				break
+			}
+			lam /= 2
+		}
+		if !ok {
+			copy(h, h0)
+			eval()
+			return
+		}
+	}
+}
+
+// stable reports whether the saddle point with hidden magnetisations h is
+// a stable fixed point of the alternating iteration (a local minimum of the
+// mean-field free energy): started 1e-6 away, the iteration returns.
+func (e *engine) stable(h []float64) bool {
+	c, nb := e.c, e.b
+	f := e.cl.F
+	x := make([]float64, nb)
+	v := make([]float64, c)
+	for b := range x {
+		x[b] = h[b] * (1 + 1e-6*float64(1+b%3))
+	}
+	d := 0.0
+	for it := 0; it < 4000; it++ {
+		for j := 0; j < c; j++ {
+			a := 0.0
+			for b := 0; b < nb; b++ {
+				a += e.phi[b] * e.u[b*c+j] * x[b]
+			}
+			v[j] = math.Tanh(e.alpha * a)
+		}
+		d = 0
+		for b := 0; b < nb; b++ {
+			s := 0.0
+			for j := 0; j < c; j++ {
+				s += f[j] * e.u[b*c+j] * v[j]
+			}
+			x[b] = math.Tanh(s)
+			d = math.Max(d, math.Abs(x[b]-h[b]))
+		}
+		if d < 1e-9 {
+			return true
+		}
+	}
+	return false
+}
+
+// subsetStable reports whether every searched state is one of the solved
+// states and every solved state is stable: the solved set then continues
+// states that exist but are no longer reached from their data point.
+func (e *engine) subsetStable(st []rawState) bool {
+	if len(st) > e.om {
+		return false
+	}
+	e.eval()
+	h := e.hOf()
+	for _, s := range st {
+		found := false
+		for w := 0; w < e.om; w++ {
+			if stateDist(s.v, s.h, e.v[w*e.c:(w+1)*e.c], h[w*e.b:(w+1)*e.b]) < stateMergeTol {
+				found = true
+				break
+			}
+		}
+		if !found {
+			return false
+		}
+	}
+	for w := 0; w < e.om; w++ {
+		if !e.stable(h[w*e.b : (w+1)*e.b]) {
+			return false
+		}
+	}
+	return true
+}

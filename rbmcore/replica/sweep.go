@@ -1,0 +1,266 @@
+package replica
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"strings"
+)
+
+// SweepOptions tunes a continuation in γ. The zero value is usable.
+type SweepOptions struct {
+	// LocateTol is the γ resolution to which structural transitions
+	// (changes of Ω, of the block count, of the rank, onset of spontaneous
+	// activity, W → 0) are bracketed; default 1e-3.
+	LocateTol float64
+	// MinStep is the smallest step before the sweep gives up; default 1e-7.
+	MinStep float64
+	// Progress, when non-nil, is called after each requested γ is reached.
+	Progress func(done, total int)
+}
+
+// Event is a structural change between two consecutive solutions of a
+// sweep, bracketed in [Lo, Hi] (in sweep order: the change happens between
+// γ = Lo and γ = Hi).
+type Event struct {
+	Kind   string // "states", "blocks", "rank", "overlaps", "spontaneous", "zero"
+	Lo, Hi float64
+	Detail string // e.g. "Ω 6 → 2"
+}
+
+// String formats the event in one line.
+func (e Event) String() string {
+	return fmt.Sprintf("%-11s γ ∈ [%.6g, %.6g]: %s", e.Kind, e.Lo, e.Hi, e.Detail)
+}
+
+// Path is the result of a sweep: one solution per requested γ, and the
+// structural events met on the way.
+type Path struct {
+	Solutions []*Solution
+	Events    []Event
+	Steps     int // continuation steps taken (accepted), requested points included
+	Rejected  int // steps rejected and halved
+}
+
+// String lists the events.
+func (p *Path) String() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "replica.Path: %d points, %d steps (%d rejected), %d events\n", len(p.Solutions), p.Steps, p.Rejected, len(p.Events))
+	for _, e := range p.Events {
+		b.WriteString("  " + e.String() + "\n")
+	}
+	return b.String()
+}
+
+// signature is the discrete structure of a solution used to detect transitions.
+type signature struct {
+	omega, blocks, rank, overlaps int
+	spontaneous, zero            bool
+}
+
+func signatureOf(s *Solution) signature {
+	sv := s.SingularValues()
+	zero := len(sv) == 0 || sv[0] < 1e-9
+	return signature{
+		omega:       len(s.States),
+		blocks:      len(s.Blocks),
+		rank:        s.Rank(1e-6),
+		overlaps:    len(s.DistinctOverlaps(1e-6)),
+		spontaneous: !zero && sv[0]*sv[0] > 1,
+		zero:        zero,
+	}
+}
+
+func (a signature) events(b signature, lo, hi float64) []Event {
+	var out []Event
+	add := func(kind, f string, x, y any) {
+		out = append(out, Event{Kind: kind, Lo: lo, Hi: hi, Detail: fmt.Sprintf(f, x, y)})
+	}
+	if a.zero != b.zero {
+		add("zero", "W = 0: %v → %v", a.zero, b.zero)
+	}
+	if a.spontaneous != b.spontaneous {
+		add("spontaneous", "top eigenvalue of Σ_µ w_iµ w_jµ > 1: %v → %v", a.spontaneous, b.spontaneous)
+	}
+	if a.omega != b.omega {
+		add("states", "Ω %d → %d", a.omega, b.omega)
+	}
+	if a.overlaps != b.overlaps {
+		add("overlaps", "distinct overlaps Q^ω_k %d → %d", a.overlaps, b.overlaps)
+	}
+	if a.blocks != b.blocks {
+		add("blocks", "blocks %d → %d", a.blocks, b.blocks)
+	}
+	if a.rank != b.rank {
+		add("rank", "rank %d → %d", a.rank, b.rank)
+	}
+	return out
+}
+
+var errRefine = errors.New("step too coarse")
+
+// Sweep continues the solution start through the requested values of γ
+// (in the given order, e.g. increasing from the BAM phase), hot-starting
+// each step from the last solution with a secant predictor. Steps are
+// halved when Newton fails, when the solution jumps, or when the structure
+// changes over a step larger than LocateTol, so every transition is
+// bracketed within LocateTol. The problem options (α, mode, tolerances)
+// are those of start.
+func Sweep(ctx context.Context, start *Solution, gammas []float64, opt SweepOptions) (*Path, error) {
+	if start == nil {
+		return nil, fmt.Errorf("replica.Sweep: start solution is nil")
+	}
+	if opt.LocateTol == 0 {
+		opt.LocateTol = 1e-3
+	}
+	if opt.MinStep == 0 {
+		opt.MinStep = 1e-7
+	}
+	for i, g := range gammas {
+		if !(g > 0) || math.IsInf(g, 0) {
+			return nil, fmt.Errorf("replica.Sweep: gammas[%d] = %g, need a finite γ > 0", i, g)
+		}
+	}
+	path := &Path{}
+	cur, prev := start, (*Solution)(nil)
+	for i, target := range gammas {
+		step := target - cur.Problem.Gamma
+		for cur.Problem.Gamma != target {
+			if err := ctx.Err(); err != nil {
+				return path, fmt.Errorf("replica.Sweep: interrupted at γ = %g: %w", cur.Problem.Gamma, err)
+			}
+			g := cur.Problem.Gamma + step
+			if (step > 0 && g > target) || (step < 0 && g < target) || math.Abs(target-g) < 1e-3*math.Abs(step) {
+				g = target
+			}
+			next, err := continueTo(ctx, cur, prev, g, math.Abs(g-cur.Problem.Gamma) > opt.LocateTol)
+			if err != nil {
+				if ctx.Err() != nil {
+					return path, fmt.Errorf("replica.Sweep: interrupted at γ = %g: %w", cur.Problem.Gamma, ctx.Err())
+				}
+				if math.Abs(g-cur.Problem.Gamma) <= opt.MinStep {
+					return path, fmt.Errorf("replica.Sweep: stuck at γ = %g (step %g): %w", cur.Problem.Gamma, g-cur.Problem.Gamma, err)
+				}
+				path.Rejected++
+				step = (g - cur.Problem.Gamma) / 2
+				continue
+			}
+			path.Steps++
+			path.Events = append(path.Events, signatureOf(cur).events(signatureOf(next), cur.Problem.Gamma, g)...)
+			prev, cur = cur, next
+			if sameStructure(prev, cur) {
+				step *= 2 // grow back after successful steps
+			} else {
+				prev = nil
+			}
+			if rem := target - cur.Problem.Gamma; math.Abs(step) > math.Abs(rem) && rem != 0 {
+				step = rem
+			}
+		}
+		path.Solutions = append(path.Solutions, cur)
+		if opt.Progress != nil {
+			opt.Progress(i+1, len(gammas))
+		}
+	}
+	return path, nil
+}
+
+func sameStructure(a, b *Solution) bool {
+	return a != nil && b != nil && len(a.Blocks) == len(b.Blocks) && len(a.States) == len(b.States)
+}
+
+// continueTo solves at γ = g from cur (and prev for a secant predictor).
+// With strict set it refuses (errRefine) a structural change or a jump, so
+// that the caller halves the step.
+func continueTo(ctx context.Context, cur, prev *Solution, g float64, strict bool) (*Solution, error) {
+	p := cur.Problem
+	p.Gamma = g
+	phi := make([]float64, len(cur.Blocks))
+	for b, bl := range cur.Blocks {
+		phi[b] = bl.Frac
+	}
+	e := newEngine(&p, phi)
+	if p.Mode == DataSpan {
+		if err := e.initDataSpan(); err != nil {
+			return nil, err
+		}
+	}
+	e.setOmega(0)
+	blocks := cur.Blocks
+	states := make([]rawState, len(cur.States))
+	for w, st := range cur.States {
+		states[w] = rawState{v: st.V, h: append([]float64(nil), st.H...)}
+	}
+	if sameStructure(prev, cur) {
+		r := (g - cur.Problem.Gamma) / (cur.Problem.Gamma - prev.Problem.Gamma)
+		blocks = make([]Block, len(cur.Blocks))
+		for b := range blocks {
+			u := make([]float64, len(cur.Blocks[b].U))
+			for j := range u {
+				u[j] = cur.Blocks[b].U[j] + r*(cur.Blocks[b].U[j]-prev.Blocks[b].U[j])
+			}
+			blocks[b] = Block{Frac: cur.Blocks[b].Frac, U: u}
+		}
+		for w := range states {
+			for b := range states[w].h {
+				states[w].h[b] += r * (cur.States[w].H[b] - prev.States[w].H[b])
+			}
+		}
+	}
+	if signatureOf(cur).zero {
+		// W = 0 is a solution at every γ; below the threshold Kγ < λ_max the
+		// non-trivial branch bifurcates from it along Eq. 23.
+		_, bl, err := Paramagnetic(p.Classes, g)
+		if err != nil {
+			return nil, err
+		}
+		if bl != nil {
+			e = newEngine(&p, []float64{1})
+			if p.Mode == DataSpan {
+				if err := e.initDataSpan(); err != nil {
+					return nil, err
+				}
+			}
+			e.setOmega(0)
+			blocks, states = []Block{*bl}, nil
+		}
+	}
+	if err := e.setWeights(blocks); err != nil {
+		return nil, err
+	}
+	sol, err := e.solve(ctx, &p, states)
+	if err != nil {
+		return nil, err
+	}
+	if strict {
+		if signatureOf(sol) != signatureOf(cur) {
+			return nil, errRefine
+		}
+		// a jump: the weights moved much more than the step suggests
+		if d, n := blockDistance(sol, blocks), math.Sqrt(cur.Norm()/p.Alpha); d > 0.1*(n+0.1) {
+			return nil, errRefine
+		}
+	}
+	return sol, nil
+}
+
+// blockDistance is the f-weighted distance between the blocks of a solution
+// and reference blocks (same count; sign-insensitive per block), or +Inf.
+func blockDistance(s *Solution, ref []Block) float64 {
+	if len(s.Blocks) != len(ref) {
+		return math.Inf(1)
+	}
+	f := s.Problem.Classes.F
+	tot := 0.0
+	for b := range ref {
+		dp, dm := 0.0, 0.0
+		for j := range f {
+			a, c := s.Blocks[b].U[j], ref[b].U[j]
+			dp += f[j] * (a - c) * (a - c)
+			dm += f[j] * (a + c) * (a + c)
+		}
+		tot += ref[b].Frac * math.Min(dp, dm)
+	}
+	return math.Sqrt(tot)
+}
