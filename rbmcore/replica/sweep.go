@@ -56,7 +56,7 @@ func (p *Path) String() string {
 // signature is the discrete structure of a solution used to detect transitions.
 type signature struct {
 	omega, blocks, rank, overlaps int
-	spontaneous, zero            bool
+	spontaneous, zero             bool
 }
 
 func signatureOf(s *Solution) signature {
