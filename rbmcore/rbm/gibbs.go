@@ -1,0 +1,191 @@
+package rbm
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"time"
+
+	"gonum.org/v1/gonum/mat"
+)
+
+// Chains is a set of B block-Gibbs chains of an RBM, persistent across calls
+// (use it for PCD, sampling, conditional sampling). One sweep samples
+// h ~ P(h | v) then v ~ P(v | h), both at inverse temperature Beta, i.e. from
+// P_β(v, h) ∝ exp(-β E(v, h)); the two matrix products of a sweep are single
+// BLAS calls over all chains and the sampling is spread over the cores.
+//
+// Units whose Clamp entry is true keep their current value (set them in V or
+// H before running): this samples the conditional distribution of the other
+// units. The random streams are fixed per block of 16 chains, so a run is
+// reproducible from the seed on any machine.
+type Chains struct {
+	Model *RBM
+	// V and H are the current states, B×Width(Visible) and B×Width(Hidden).
+	V, H *mat.Dense
+	// Beta is the inverse temperature (1 samples the model itself).
+	Beta float64
+	// ClampVisible and ClampHidden (nil, or one flag per unit) fix units.
+	ClampVisible, ClampHidden []bool
+
+	rngs   []*rand.Rand
+	inH    []float64 // hidden inputs of the last sweep (v·W)
+	inV    []float64 // visible inputs of the last sweep (h·Wᵀ)
+	saved  []float64 // clamped values scratch
+	sweeps int
+}
+
+// NewChains returns b chains of m started from independent draws of each
+// visible unit with zero input (its own field only) at inverse temperature
+// 1, with H sampled given V. The model is used, not copied: parameter
+// updates between runs take effect (persistent chains).
+func NewChains(m *RBM, b int, seed uint64) (*Chains, error) {
+	if b <= 0 {
+		return nil, fmt.Errorf("rbm: NewChains: number of chains b = %d must be positive", b)
+	}
+	if err := m.Validate(); err != nil {
+		return nil, fmt.Errorf("rbm: NewChains: %w", err)
+	}
+	nv, nh := Width(m.Visible), Width(m.Hidden)
+	c := &Chains{
+		Model: m, Beta: 1,
+		V:    mat.NewDense(b, nv, nil),
+		H:    mat.NewDense(b, nh, nil),
+		rngs: streams(seed, b, 1),
+		inH:  make([]float64, b*nh),
+		inV:  make([]float64, b*nv),
+	}
+	v := c.V.RawMatrix().Data
+	zero := make([]float64, len(v))
+	if err := forBlocks(b, c.rngs, func(r0, r1 int, rng *rand.Rand) error {
+		return m.Visible.Sample(rng, zero[r0*nv:r1*nv], v[r0*nv:r1*nv], 1)
+	}); err != nil {
+		return nil, fmt.Errorf("rbm: NewChains: initial visible states: %w", err)
+	}
+	if err := c.sampleHidden(); err != nil {
+		return nil, fmt.Errorf("rbm: NewChains: initial hidden states: %w", err)
+	}
+	return c, nil
+}
+
+// Len returns the number of chains B.
+func (c *Chains) Len() int { r, _ := c.V.Dims(); return r }
+
+// Sweeps returns the number of sweeps run so far.
+func (c *Chains) Sweeps() int { return c.sweeps }
+
+// clampCols returns the column ranges fixed by a per-unit clamp mask.
+func clampCols(mask []bool, l Layer) ([]int, error) {
+	if mask == nil {
+		return nil, nil
+	}
+	if len(mask) != l.Len() {
+		return nil, fmt.Errorf("rbm: clamp mask has %d entries, the %s layer has %d units", len(mask), l.Kind(), l.Len())
+	}
+	var cols []int
+	q := l.States()
+	for u, f := range mask {
+		if f {
+			for a := 0; a < q; a++ {
+				cols = append(cols, u*q+a)
+			}
+		}
+	}
+	return cols, nil
+}
+
+// sampleLayer draws the states x (B×width) of layer l given its inputs,
+// keeping the clamped columns.
+func (c *Chains) sampleLayer(l Layer, in []float64, x *mat.Dense, mask []bool) error {
+	cols, err := clampCols(mask, l)
+	if err != nil {
+		return err
+	}
+	w := Width(l)
+	data := x.RawMatrix().Data
+	b := c.Len()
+	return forBlocks(b, c.rngs, func(r0, r1 int, rng *rand.Rand) error {
+		var keep []float64
+		if len(cols) > 0 {
+			keep = make([]float64, 0, (r1-r0)*len(cols))
+			for r := r0; r < r1; r++ {
+				for _, j := range cols {
+					keep = append(keep, data[r*w+j])
+				}
+			}
+		}
+		if err := l.Sample(rng, in[r0*w:r1*w], data[r0*w:r1*w], c.Beta); err != nil {
+			return err
+		}
+		k := 0
+		for r := r0; r < r1; r++ {
+			for _, j := range cols {
+				data[r*w+j] = keep[k]
+				k++
+			}
+		}
+		return nil
+	})
+}
+
+func (c *Chains) sampleHidden() error {
+	m := c.Model
+	gemm(c.V.RawMatrix().Data, c.Len(), m.W.RawMatrix(), false, c.inH)
+	return c.sampleLayer(m.Hidden, c.inH, c.H, c.ClampHidden)
+}
+
+func (c *Chains) sampleVisible() error {
+	m := c.Model
+	gemm(c.H.RawMatrix().Data, c.Len(), m.W.RawMatrix(), true, c.inV)
+	return c.sampleLayer(m.Visible, c.inV, c.V, c.ClampVisible)
+}
+
+// Sweep performs one block-Gibbs sweep (h | v, then v | h) on every chain.
+func (c *Chains) Sweep() error {
+	if err := c.sampleHidden(); err != nil {
+		return fmt.Errorf("rbm: sweep %d: hidden: %w", c.sweeps+1, err)
+	}
+	if err := c.sampleVisible(); err != nil {
+		return fmt.Errorf("rbm: sweep %d: visible: %w", c.sweeps+1, err)
+	}
+	c.sweeps++
+	return nil
+}
+
+// Run performs n sweeps, checking ctx between sweeps and calling progress
+// (if not nil) at most every 100 ms and at the end. On cancellation the
+// chains hold the state of the last complete sweep and ctx's error is
+// returned.
+func (c *Chains) Run(ctx context.Context, n int, progress func(done, total int)) error {
+	last := time.Now()
+	for k := 0; k < n; k++ {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		if err := c.Sweep(); err != nil {
+			return err
+		}
+		if progress != nil && (k == n-1 || time.Since(last) > 100*time.Millisecond) {
+			progress(k+1, n)
+			last = time.Now()
+		}
+	}
+	return nil
+}
+
+// Energy returns E(v, h) of every chain's current state, reusing the
+// visible inputs of the last sweep when they are current.
+func (c *Chains) Energy() []float64 {
+	return c.Model.Energy(c.V, c.H)
+}
+
+// checkFinite reports the first non-finite value of x, naming what.
+func checkFinite(x []float64, what string) error {
+	for k, v := range x {
+		if math.IsNaN(v) || math.IsInf(v, 0) {
+			return fmt.Errorf("rbm: %s[%d] = %v: the computation diverged", what, k, v)
+		}
+	}
+	return nil
+}

@@ -1,0 +1,167 @@
+package rbm
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"runtime"
+	"sync"
+
+	"gonum.org/v1/gonum/mat"
+)
+
+// MaxEnumerate is the largest number of configurations ExactLogZ sums over
+// (2^26; about 25 binary units).
+const MaxEnumerate = 1 << 26
+
+// configs returns the number of configurations of a finite discrete layer
+// (0 if it is continuous, Poisson, or has more than MaxEnumerate).
+func configs(l Layer) int {
+	k := 0
+	switch l.Kind() {
+	case "binary", "spin":
+		k = 2
+	case "potts":
+		k = l.States()
+	default:
+		return 0
+	}
+	n := 1
+	for i := 0; i < l.Len(); i++ {
+		n *= k
+		if n > MaxEnumerate {
+			return 0
+		}
+	}
+	return n
+}
+
+// fillConfig writes configuration number s of layer l into row (one-hot for
+// Potts): unit i takes digit i of s in base 2 (or q).
+func fillConfig(l Layer, s int, row []float64) {
+	q := l.States()
+	clear(row)
+	switch l.Kind() {
+	case "potts":
+		for i := 0; i < l.Len(); i++ {
+			row[i*q+s%q] = 1
+			s /= q
+		}
+	case "spin":
+		for i := range row {
+			row[i] = float64(2*(s&1) - 1)
+			s >>= 1
+		}
+	default:
+		for i := range row {
+			row[i] = float64(s & 1)
+			s >>= 1
+		}
+	}
+}
+
+// ExactLogZ returns log Z = log Σ_{v,h} exp(-E(v,h)) by enumerating the
+// states of the smaller finite discrete layer (binary, spin or Potts, at
+// most MaxEnumerate configurations) and integrating the other one out
+// through its Γ: log Z = log Σ_x exp(-U(x) + Σ Γ_other(I(x))). The sum runs
+// on all cores in chunks, checking ctx between chunks. A non-finite term
+// (an unnormalisable model) is an error.
+func (m *RBM) ExactLogZ(ctx context.Context) (float64, error) {
+	if err := m.Validate(); err != nil {
+		return 0, fmt.Errorf("rbm: ExactLogZ: %w", err)
+	}
+	cv, ch := configs(m.Visible), configs(m.Hidden)
+	if cv == 0 && ch == 0 {
+		return 0, fmt.Errorf("rbm: ExactLogZ: neither layer (%s %d, %s %d) is a binary/spin/potts layer with at most %d configurations",
+			m.Visible.Kind(), m.Visible.Len(), m.Hidden.Kind(), m.Hidden.Len(), MaxEnumerate)
+	}
+	enum, other, trans, total := m.Visible, m.Hidden, false, cv
+	if cv == 0 || (ch != 0 && ch < cv) {
+		enum, other, trans, total = m.Hidden, m.Visible, true, ch
+	}
+	return logSumConfigs(ctx, m, enum, other, trans, total)
+}
+
+// logSumConfigs computes log Σ_x exp(-U_enum(x) + Σ Γ_other(I(x))).
+func logSumConfigs(ctx context.Context, m *RBM, enum, other Layer, trans bool, total int) (float64, error) {
+	const chunk = 2048
+	we, wo := Width(enum), Width(other)
+	nchunks := (total + chunk - 1) / chunk
+	workers := min(runtime.GOMAXPROCS(0), nchunks)
+	type acc struct{ max, sum float64 }
+	accs := make([]acc, workers)
+	errs := make([]error, workers)
+	var wg sync.WaitGroup
+	wmat := m.W.RawMatrix()
+	for w := 0; w < workers; w++ {
+		wg.Add(1)
+		go func(w int) {
+			defer wg.Done()
+			x := make([]float64, chunk*we)
+			in := make([]float64, chunk*wo)
+			e := make([]float64, chunk)
+			g := make([]float64, chunk)
+			a := acc{math.Inf(-1), 0}
+			for c := w; c < nchunks; c += workers {
+				if err := ctx.Err(); err != nil {
+					errs[w] = err
+					return
+				}
+				s0 := c * chunk
+				n := min(chunk, total-s0)
+				for r := 0; r < n; r++ {
+					fillConfig(enum, s0+r, x[r*we:(r+1)*we])
+				}
+				gemm(x[:n*we], n, wmat, trans, in[:n*wo])
+				enum.Energy(x[:n*we], e[:n])
+				other.CGF(in[:n*wo], g[:n])
+				for r := 0; r < n; r++ {
+					t := g[r] - e[r]
+					if math.IsNaN(t) || math.IsInf(t, 0) {
+						errs[w] = fmt.Errorf("rbm: ExactLogZ: term of configuration %d of the %s layer is %v: the model is not normalisable or overflows", s0+r, enum.Kind(), t)
+						return
+					}
+					if t > a.max {
+						a.sum = a.sum*math.Exp(a.max-t) + 1
+						a.max = t
+					} else {
+						a.sum += math.Exp(t - a.max)
+					}
+				}
+			}
+			accs[w] = a
+		}(w)
+	}
+	wg.Wait()
+	for _, err := range errs {
+		if err != nil {
+			return 0, err
+		}
+	}
+	mx := math.Inf(-1)
+	for _, a := range accs {
+		mx = math.Max(mx, a.max)
+	}
+	s := 0.0
+	for _, a := range accs {
+		if a.sum > 0 {
+			s += a.sum * math.Exp(a.max-mx)
+		}
+	}
+	return mx + math.Log(s), nil
+}
+
+// LogLikelihood returns the average log-likelihood (nats per row) of the
+// visible rows v under m given log Z (from ExactLogZ or an AIS estimate):
+// mean_rows(-F(v)) - log Z.
+func (m *RBM) LogLikelihood(v *mat.Dense, logZ float64) (float64, error) {
+	f := m.FreeEnergy(v)
+	if err := checkFinite(f, "free energy"); err != nil {
+		return 0, fmt.Errorf("rbm: LogLikelihood: %w", err)
+	}
+	s := 0.0
+	for _, x := range f {
+		s -= x
+	}
+	return s/float64(len(f)) - logZ, nil
+}

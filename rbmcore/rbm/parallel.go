@@ -1,0 +1,59 @@
+package rbm
+
+import (
+	"math/rand/v2"
+	"runtime"
+	"sync"
+	"sync/atomic"
+)
+
+// blockRows is the number of chains that share one random stream. Streams
+// belong to fixed row blocks, not to goroutines, so results depend only on
+// the seed, never on the number of cores.
+const blockRows = 16
+
+// streams returns one independent generator per block of rows.
+func streams(seed uint64, rows int, salt uint64) []*rand.Rand {
+	n := (rows + blockRows - 1) / blockRows
+	r := make([]*rand.Rand, n)
+	for k := range r {
+		r[k] = rand.New(rand.NewPCG(seed, salt<<32|uint64(k)))
+	}
+	return r
+}
+
+// forBlocks runs f on every row block [r0, r1) with that block's generator,
+// spread over GOMAXPROCS goroutines, and returns the first error.
+func forBlocks(rows int, rngs []*rand.Rand, f func(r0, r1 int, rng *rand.Rand) error) error {
+	n := len(rngs)
+	workers := min(runtime.GOMAXPROCS(0), n)
+	if workers <= 1 {
+		for k := 0; k < n; k++ {
+			if err := f(k*blockRows, min((k+1)*blockRows, rows), rngs[k]); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	var next atomic.Int64
+	var once sync.Once
+	var first error
+	var wg sync.WaitGroup
+	for w := 0; w < workers; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				k := int(next.Add(1) - 1)
+				if k >= n {
+					return
+				}
+				if err := f(k*blockRows, min((k+1)*blockRows, rows), rngs[k]); err != nil {
+					once.Do(func() { first = err })
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	return first
+}
