@@ -1,0 +1,576 @@
+package replica
+
+import (
+	"context"
+	"math"
+	"math/rand/v2"
+	"testing"
+
+	"gonum.org/v1/gonum/mat"
+
+	"github.com/harmonium-rbm/harmonium/rbmcore/data"
+)
+
+var fig4 = Tree{Children: []int{2, 3}, Flip: []float64{0.25, 0.2}}
+var fig2 = Tree{Children: []int{2, 3}, Flip: []float64{0.2, 0.1}}
+
+func mustClasses(t *testing.T, tr Tree) *Classes {
+	t.Helper()
+	cl, err := tr.Classes()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return cl
+}
+
+// Eq. 27 against the exact class table (an independent enumeration of all
+// site columns), against the closed-form spectrum of a two-level tree, and
+// against sampled data from rbmcore/data.
+func TestTreeOverlap(t *testing.T) {
+	for _, tr := range []Tree{fig2, fig4, {Children: []int{2, 2, 2}, Flip: []float64{0.1, 0.2, 0.15}}} {
+		x27, err := tr.Overlap()
+		if err != nil {
+			t.Fatal(err)
+		}
+		xc := mustClasses(t, tr).Overlap()
+		k := tr.K()
+		for a := 0; a < k; a++ {
+			for b := 0; b < k; b++ {
+				if d := math.Abs(x27.At(a, b) - xc.At(a, b)); d > 1e-12 {
+					t.Fatalf("%v: x[%d,%d] Eq.27 %g, class table %g", tr, a, b, x27.At(a, b), xc.At(a, b))
+				}
+			}
+		}
+	}
+	// Fig. 2 values and spectrum (λ_max = 1 + (K2−1)x_sib + K2(K1−1)x_cous).
+	x, _ := fig2.Overlap()
+	if math.Abs(x.At(0, 1)-0.64) > 1e-12 || math.Abs(x.At(0, 3)-0.2304) > 1e-12 {
+		t.Fatalf("fig 2 overlaps %g %g, want 0.64 0.2304", x.At(0, 1), x.At(0, 3))
+	}
+	lmax, top, err := mustClasses(t, fig2).TopEigen()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := 1 + 2*0.64 + 3*0.2304; math.Abs(lmax-want) > 1e-12 {
+		t.Fatalf("λ_max = %g, want %g", lmax, want)
+	}
+	for _, v := range top {
+		if math.Abs(v-1/math.Sqrt(6)) > 1e-9 {
+			t.Fatalf("top eigenvector %v, want uniform", top)
+		}
+	}
+	// sampled data: overlaps within 5/√N of Eq. 27
+	n := 20000
+	set, err := data.Hierarchical(n, fig2.Children, fig2.Flip, 7)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cl, err := ClassesFromData(set.X)
+	if err != nil {
+		t.Fatal(err)
+	}
+	xs := cl.Overlap()
+	for a := 0; a < 6; a++ {
+		for b := 0; b < 6; b++ {
+			if d := math.Abs(xs.At(a, b) - x.At(a, b)); d > 5/math.Sqrt(float64(n)) {
+				t.Fatalf("sampled x[%d,%d] = %g, Eq. 27 %g", a, b, xs.At(a, b), x.At(a, b))
+			}
+		}
+	}
+}
+
+// The class table reproduces x = ξξᵀ/N computed directly, and a site's
+// column equals ±its class pattern.
+func TestClassesFromData(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	k, n := 4, 300
+	xi := mat.NewDense(k, n, nil)
+	for i := 0; i < k; i++ {
+		for j := 0; j < n; j++ {
+			xi.Set(i, j, float64(2*rng.IntN(2)-1))
+		}
+	}
+	cl, err := ClassesFromData(xi)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cl.NumClasses() > 8 {
+		t.Fatalf("%d classes for K = 4, at most 8", cl.NumClasses())
+	}
+	var direct mat.Dense
+	direct.Mul(xi, xi.T())
+	direct.Scale(1/float64(n), &direct)
+	x := cl.Overlap()
+	for a := 0; a < k; a++ {
+		for b := 0; b < k; b++ {
+			if math.Abs(x.At(a, b)-direct.At(a, b)) > 1e-12 {
+				t.Fatalf("x[%d,%d] = %g, direct %g", a, b, x.At(a, b), direct.At(a, b))
+			}
+		}
+	}
+	for i := 0; i < n; i++ {
+		p := cl.Pattern(cl.Site[i])
+		for r := 0; r < k; r++ {
+			if float64(cl.SiteSign[i])*p[r] != xi.At(r, i) {
+				t.Fatalf("site %d: sign·pattern ≠ data column", i)
+			}
+		}
+	}
+	bad := mat.NewDense(2, 2, []float64{1, 0, 1, -1})
+	if _, err := ClassesFromData(bad); err == nil {
+		t.Fatal("a 0 entry was accepted")
+	}
+}
+
+// Paramagnetic solution (Eq. 23): closed form for a uniform top eigenvector,
+// I = a tanh I with a = λ_max/(Kγ), and the catalogue's |u|_f = 0.987509 at
+// γ = 0.30 for the Fig. 4 data.
+func TestParamagneticClosedForm(t *testing.T) {
+	cl := mustClasses(t, fig4)
+	lmax, _, _ := cl.TopEigen()
+	g := 0.30
+	cv, bl, err := Paramagnetic(cl, g)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// bisection on I = a tanh I
+	a := lmax / (6 * g)
+	lo, hi := 1e-9, 10.0
+	for i := 0; i < 200; i++ {
+		m := (lo + hi) / 2
+		if m < a*math.Tanh(m) {
+			lo = m
+		} else {
+			hi = m
+		}
+	}
+	for k := range cv {
+		if d := math.Abs(cv[k] - lo/lmax); d > 1e-10 {
+			t.Fatalf("c_%d = %g, closed form %g", k, cv[k], lo/lmax)
+		}
+	}
+	nf := 0.0
+	for j, f := range cl.F {
+		nf += f * bl.U[j] * bl.U[j]
+	}
+	if math.Abs(math.Sqrt(nf)-0.987509) > 1e-6 {
+		t.Fatalf("|u|_f = %g, want 0.987509", math.Sqrt(nf))
+	}
+}
+
+// Near the threshold the paramagnetic weights are parallel to the top
+// eigenvector of x; further from it they deviate (non-uniform x).
+func TestParamagneticTopEigenvector(t *testing.T) {
+	cl, err := NewClasses([][]float64{{1, 1, 1}, {1, -1, 1}, {1, 1, -1}, {1, -1, -1}}, []float64{0.55, 0.2, 0.15, 0.1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	lmax, top, _ := cl.TopEigen()
+	gc, _ := cl.Threshold()
+	if math.Abs(gc-lmax/3) > 1e-15 {
+		t.Fatal("threshold ≠ λ_max/K")
+	}
+	cos := func(g float64) float64 {
+		cv, _, err := Paramagnetic(cl, g)
+		if err != nil || cv == nil {
+			t.Fatalf("γ = %g: %v", g, err)
+		}
+		d, n := 0.0, 0.0
+		for k := range cv {
+			d += cv[k] * top[k]
+			n += cv[k] * cv[k]
+		}
+		return d / math.Sqrt(n)
+	}
+	near, far := cos(gc*(1-1e-4)), cos(gc*0.3)
+	if 1-near > 1e-6 {
+		t.Fatalf("cosine with top eigenvector near threshold = %.10f, want ≈ 1", near)
+	}
+	if 1-far < 1e-4 {
+		t.Fatalf("cosine far from threshold = %.10f: the non-linearity should tilt it", far)
+	}
+	if cv, _, _ := Paramagnetic(cl, gc*(1+1e-9)); cv != nil {
+		t.Fatal("non-zero paramagnetic solution above the threshold")
+	}
+}
+
+// Over-regularised threshold and onset of spontaneous activity for the
+// Fig. 4 data: W = 0 just above λ_max/K, W ≠ 0 just below; Ω = 0 just above
+// γ_p = λ_max tanh(I_p)/(K I_p), I_p = √(λ_max/(αK)), Ω = 1 just below, with
+// the top eigenvalue of Eq. 22 crossing 1.
+func TestThresholdAndOnset(t *testing.T) {
+	cl := mustClasses(t, fig4)
+	ctx := context.Background()
+	gc, _ := cl.Threshold()
+	if math.Abs(gc-1.99/6) > 1e-12 {
+		t.Fatalf("γ_c = %g, want 1.99/6", gc)
+	}
+	above, err := SolveParamagnetic(ctx, Problem{Classes: cl, Alpha: 0.8, Gamma: gc + 1e-6})
+	if err != nil {
+		t.Fatal(err)
+	}
+	below, err := SolveParamagnetic(ctx, Problem{Classes: cl, Alpha: 0.8, Gamma: gc - 1e-3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if above.Norm() != 0 || !(below.Norm() > 1e-6) {
+		t.Fatalf("‖W‖² above %g, below %g", above.Norm(), below.Norm())
+	}
+	ip := math.Sqrt(1.99 / (0.8 * 6))
+	gp := 1.99 * math.Tanh(ip) / (6 * ip)
+	if math.Abs(gp-0.292341) > 1e-6 {
+		t.Fatalf("γ_p = %g", gp)
+	}
+	para, err := SolveParamagnetic(ctx, Problem{Classes: cl, Alpha: 0.8, Gamma: gp + 1e-3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ord, err := SolveParamagnetic(ctx, Problem{Classes: cl, Alpha: 0.8, Gamma: gp - 1e-3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(para.States) != 0 || para.SpontaneousEig() >= 1 {
+		t.Fatalf("above γ_p: Ω = %d, eig %g", len(para.States), para.SpontaneousEig())
+	}
+	if len(ord.States) != 1 || ord.SpontaneousEig() <= 1 {
+		t.Fatalf("below γ_p: Ω = %d, eig %g", len(ord.States), ord.SpontaneousEig())
+	}
+	checkResiduals(t, ord)
+}
+
+// Regression values of the rank-1 branch (catalogue A7, an independent
+// prototype): m at γ = 0.29, 0.25, 0.20, 0.05.
+func TestRankOneBranch(t *testing.T) {
+	cl := mustClasses(t, fig4)
+	want := map[float64]float64{0.29: 0.02737, 0.25: 0.11725, 0.20: 0.17489, 0.05: 0.29524}
+	for g, m := range want {
+		s, err := SolveParamagnetic(context.Background(), Problem{Classes: cl, Alpha: 0.8, Gamma: g})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(s.States) != 1 {
+			t.Fatalf("γ = %g: Ω = %d, want 1 (all Mattis states merge)", g, len(s.States))
+		}
+		mean, spread, _ := s.TreeOverlaps(fig4)
+		if math.Abs(mean[0]-m) > 1e-4 || spread > 1e-8 {
+			t.Fatalf("γ = %g: m = %v (spread %g), want %g", g, mean, spread, m)
+		}
+		checkResiduals(t, s)
+		checkReplica(t, s)
+	}
+}
+
+// checkResiduals asserts the done-when tolerance on the reported residuals
+// and recomputes them independently on a finite matrix realisation: sites
+// drawn per class, M hidden units split exactly among blocks.
+func checkResiduals(t *testing.T, s *Solution) {
+	t.Helper()
+	if s.Res20 > 1e-10 || s.Res21 > 1e-10 {
+		t.Fatalf("γ = %g: residuals Eq.20 %.3g, Eq.21 %.3g", s.Problem.Gamma, s.Res20, s.Res21)
+	}
+	cl := s.Problem.Classes
+	k := cl.K
+	// Eq. 21 per site class and per block, written from scratch
+	for b, bl := range s.Blocks {
+		for j := range cl.F {
+			lhs := s.Problem.Gamma * bl.U[j]
+			rhs := 0.0
+			for l := 0; l < k; l++ {
+				in := 0.0
+				for j2, f := range cl.F {
+					in += f * cl.Sigma[j2*k+l] * bl.U[j2]
+				}
+				rhs += cl.Sigma[j*k+l] * math.Tanh(in) / float64(k)
+			}
+			for _, st := range s.States {
+				rhs -= st.V[j] * st.H[b] / float64(len(s.States))
+			}
+			if d := math.Abs(lhs - rhs); d > 1e-10 {
+				t.Fatalf("γ = %g: Eq. 21 block %d class %d off by %g", s.Problem.Gamma, b, j, d)
+			}
+		}
+	}
+	for _, st := range s.States {
+		for j := range cl.F {
+			a := 0.0
+			for b, bl := range s.Blocks {
+				a += s.Problem.Alpha * bl.Frac * bl.U[j] * st.H[b]
+			}
+			if d := math.Abs(st.V[j] - math.Tanh(a)); d > 1e-10 {
+				t.Fatalf("Eq. 20 (visible) off by %g", d)
+			}
+		}
+		for b, bl := range s.Blocks {
+			a := 0.0
+			for j, f := range cl.F {
+				a += f * bl.U[j] * st.V[j]
+			}
+			if d := math.Abs(st.H[b] - math.Tanh(a)); d > 1e-10 {
+				t.Fatalf("Eq. 20 (hidden) off by %g", d)
+			}
+		}
+	}
+}
+
+// checkReplica verifies the replica equations (15)–(17) with the order
+// parameters of Eqs. 11–14, and Eq. 19 against the block weights.
+func checkReplica(t *testing.T, s *Solution) {
+	t.Helper()
+	cl := s.Problem.Classes
+	k, om := cl.K, len(s.States)
+	al, g := s.Problem.Alpha, s.Problem.Gamma
+	hk := s.Responses()
+	for b, bl := range s.Eq19Weights() {
+		for j := range bl.U {
+			if d := math.Abs(bl.U[j] - s.Blocks[b].U[j]); d > 1e-8*(1+math.Abs(bl.U[j])) {
+				t.Fatalf("Eq. 19 weight off by %g", d)
+			}
+		}
+	}
+	if om == 0 {
+		return
+	}
+	Q, q, P, p := s.OrderParams()
+	fo := float64(om)
+	for w, st := range s.States {
+		for j := range cl.F { // Eq. 15
+			a := 0.0
+			for l := 0; l < k; l++ {
+				a += al / (float64(k) * g) * P.At(w, l) * cl.Sigma[j*k+l]
+			}
+			for w2, st2 := range s.States {
+				a -= al / (fo * g) * p.At(w, w2) * st2.V[j]
+			}
+			if d := math.Abs(st.V[j] - math.Tanh(a)); d > 1e-8 {
+				t.Fatalf("Eq. 15 off by %g", d)
+			}
+		}
+		for b := range s.Blocks { // Eq. 16
+			a := 0.0
+			for l := 0; l < k; l++ {
+				a += hk.At(b, l) * Q.At(w, l) / (float64(k) * g)
+			}
+			for w2, st2 := range s.States {
+				a -= q.At(w, w2) * st2.H[b] / (fo * g)
+			}
+			if d := math.Abs(st.H[b] - math.Tanh(a)); d > 1e-8 {
+				t.Fatalf("Eq. 16 off by %g", d)
+			}
+		}
+	}
+	x := cl.Overlap()
+	for b := range s.Blocks { // Eq. 17
+		for l := 0; l < k; l++ {
+			a := 0.0
+			for l2 := 0; l2 < k; l2++ {
+				a += x.At(l, l2) * hk.At(b, l2) / (float64(k) * g)
+			}
+			for w, st := range s.States {
+				a -= Q.At(w, l) * st.H[b] / (fo * g)
+			}
+			if d := math.Abs(hk.At(b, l) - math.Tanh(a)); d > 1e-8 {
+				t.Fatalf("Eq. 17 off by %g", d)
+			}
+		}
+	}
+}
+
+// The analytic Jacobian agrees with central finite differences (both modes).
+func TestJacobian(t *testing.T) {
+	cl := mustClasses(t, Tree{Children: []int{3}, Flip: []float64{0.3}})
+	rng := rand.New(rand.NewPCG(3, 4))
+	for _, mode := range []Mode{Exact, DataSpan} {
+		p := Problem{Classes: cl, Alpha: 0.7, Gamma: 0.1, Mode: mode}
+		e := newEngine(&p, []float64{0.6, 0.4})
+		if mode == DataSpan {
+			if err := e.initDataSpan(); err != nil {
+				t.Fatal(err)
+			}
+		}
+		e.setOmega(2)
+		for i := range e.z {
+			e.z[i] = rng.NormFloat64()
+		}
+		n := e.n()
+		e.eval()
+		e.jacobian()
+		jac := append([]float64(nil), e.j[:n*n]...)
+		r0 := make([]float64, n)
+		for c := 0; c < n; c++ {
+			z := e.z[c]
+			e.z[c] = z + 1e-6
+			e.eval()
+			copy(r0, e.r[:n])
+			e.z[c] = z - 1e-6
+			e.eval()
+			e.z[c] = z
+			for r := 0; r < n; r++ {
+				fd := (r0[r] - e.r[r]) / 2e-6
+				if d := math.Abs(fd - jac[r*n+c]); d > 1e-6*(1+math.Abs(fd)) {
+					t.Fatalf("%v: J[%d,%d] = %g, finite difference %g", mode, r, c, jac[r*n+c], fd)
+				}
+			}
+		}
+	}
+}
+
+// The paper's data-span parametrisation (App. F) agrees with the exact
+// solver in the paramagnetic phase, and is only approximate once states
+// exist for K ≥ 3 (catalogue 003-Q5).
+func TestDataSpanIsApproximate(t *testing.T) {
+	cl := mustClasses(t, fig4)
+	ctx := context.Background()
+	for _, g := range []float64{0.31, 0.2} {
+		ex, err := SolveParamagnetic(ctx, Problem{Classes: cl, Alpha: 0.8, Gamma: g})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ds, err := SolveParamagnetic(ctx, Problem{Classes: cl, Alpha: 0.8, Gamma: g, Mode: DataSpan})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if ds.ResProj > 1e-10 || ds.Res20 > 1e-10 {
+			t.Fatalf("γ = %g: data-span residuals %g %g", g, ds.ResProj, ds.Res20)
+		}
+		d := blockDistance(ds, ex.Blocks)
+		off, _ := ex.OffSpan()
+		if len(ex.States) == 0 {
+			if d > 1e-12 || off[0] > 1e-12 || ds.Res21 > 1e-12 {
+				t.Fatalf("paramagnetic γ = %g: modes differ by %g, off-span %g", g, d, off[0])
+			}
+			continue
+		}
+		if !(off[0] > 1e-6) || !(ds.Res21 > 1e-6) || !(d > 1e-8) {
+			t.Fatalf("ordered γ = %g: off-span %g, data-span Eq.21 residual %g, distance %g: expected a visible difference", g, off[0], ds.Res21, d)
+		}
+	}
+}
+
+// BAM phase: the LP of Appendix J (catalogue values: 32 admissible patterns
+// and optimum 8.16 for the Fig. 4 data, 8 patterns and 9.84 for Fig. 2), a
+// bootstrapped solution with Ω = K satisfying inequalities (25), and the
+// approach to the Kosko direction (Eq. 26) as γ decreases.
+func TestBAM(t *testing.T) {
+	for _, c := range []struct {
+		tr   Tree
+		n    int
+		best float64
+	}{{fig4, 32, 8.16}, {fig2, 8, 9.84}} {
+		cl := mustClasses(t, c.tr)
+		pats, _ := AdmissiblePatterns(cl)
+		if len(pats) != c.n {
+			t.Fatalf("%v: %d admissible patterns, want %d", c.tr, len(pats), c.n)
+		}
+		mix, err := BAMLP(cl, false)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if math.Abs(mix.Objective-c.best) > 1e-8 || mix.Margin < -1e-9 {
+			t.Fatalf("%v: LP optimum %g (margin %g), want %g", c.tr, mix.Objective, mix.Margin, c.best)
+		}
+	}
+	cl := mustClasses(t, fig4)
+	ctx := context.Background()
+	sol, _, err := BAMStart(ctx, Problem{Classes: cl, Alpha: 0.8, Gamma: 0.03}, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	path, err := Sweep(ctx, sol, []float64{0.02, 0.01, 0.005}, SweepOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	prevCos, prevNorm := 0.0, 0.0
+	for _, s := range append([]*Solution{sol}, path.Solutions...) {
+		checkResiduals(t, s)
+		checkReplica(t, s)
+		if len(s.States) != 6 {
+			t.Fatalf("γ = %g: Ω = %d, want 6", s.Problem.Gamma, len(s.States))
+		}
+		v, err := s.BAMViolation()
+		if err != nil || v < 0 {
+			t.Fatalf("γ = %g: BAM inequalities (25) violated: %g %v", s.Problem.Gamma, v, err)
+		}
+		cs, _ := s.KoskoCosine()
+		if cs <= prevCos || s.Norm() <= prevNorm {
+			t.Fatalf("γ = %g: Kosko cosine %g (previous %g), ‖W‖² %g (previous %g): should grow as γ → 0", s.Problem.Gamma, cs, prevCos, s.Norm(), prevNorm)
+		}
+		prevCos, prevNorm = cs, s.Norm()
+	}
+	if prevCos < 0.95 {
+		t.Fatalf("Kosko cosine at γ = 0.005 is %g", prevCos)
+	}
+}
+
+// A downward sweep from above the threshold brackets W → 0 at λ_max/K and
+// the onset of spontaneous activity at γ_p, with all residuals small.
+func TestSweepDown(t *testing.T) {
+	cl := mustClasses(t, fig4)
+	ctx := context.Background()
+	start, err := SolveParamagnetic(ctx, Problem{Classes: cl, Alpha: 0.8, Gamma: 0.34})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var gs []float64
+	for g := 0.335; g > 0.2; g -= 0.005 {
+		gs = append(gs, g)
+	}
+	calls := 0
+	path, err := Sweep(ctx, start, gs, SweepOptions{Progress: func(d, n int) { calls++ }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if calls != len(gs) {
+		t.Fatalf("progress called %d times for %d points", calls, len(gs))
+	}
+	gc := 1.99 / 6
+	ip := math.Sqrt(1.99 / (0.8 * 6))
+	gp := 1.99 * math.Tanh(ip) / (6 * ip)
+	found := map[string]bool{}
+	for _, e := range path.Events {
+		lo, hi := math.Min(e.Lo, e.Hi), math.Max(e.Lo, e.Hi)
+		if hi-lo > 1e-3+1e-12 {
+			t.Fatalf("event %v not located within 1e-3", e)
+		}
+		switch e.Kind {
+		case "zero":
+			found["zero"] = lo <= gc && gc <= hi
+		case "spontaneous":
+			found["spont"] = lo <= gp && gp <= hi
+		}
+	}
+	if !found["zero"] || !found["spont"] {
+		t.Fatalf("events %v do not bracket γ_c = %g and γ_p = %g", path.Events, gc, gp)
+	}
+	for _, s := range path.Solutions {
+		checkResiduals(t, s)
+	}
+}
+
+func TestContextCancel(t *testing.T) {
+	cl := mustClasses(t, fig4)
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	start, err := SolveParamagnetic(context.Background(), Problem{Classes: cl, Alpha: 0.8, Gamma: 0.25})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Sweep(ctx, start, []float64{0.2}, SweepOptions{}); err == nil {
+		t.Fatal("cancelled sweep returned no error")
+	}
+}
+
+func TestBadInput(t *testing.T) {
+	cl := mustClasses(t, fig4)
+	ctx := context.Background()
+	for _, p := range []Problem{{Classes: cl, Alpha: 0, Gamma: 0.1}, {Classes: cl, Alpha: 1, Gamma: -1}, {Alpha: 1, Gamma: 1}, {Classes: cl, Alpha: 1, Gamma: math.NaN()}} {
+		if _, err := SolveParamagnetic(ctx, p); err == nil {
+			t.Fatalf("problem %+v accepted", p)
+		}
+	}
+	if _, err := Solve(ctx, Problem{Classes: cl, Alpha: 1, Gamma: 0.1}, []Block{{Frac: 1, U: []float64{1}}}); err == nil {
+		t.Fatal("block of the wrong length accepted")
+	}
+	if err := (Tree{Children: []int{2}, Flip: []float64{1.5}}).Validate(); err == nil {
+		t.Fatal("flip probability 1.5 accepted")
+	}
+}
