@@ -15,7 +15,7 @@ import (
 //	value TEXT        execute_result text/plain TEXT
 //	display           display_data (text/html) with display_id "d1", then update it
 //	clear             clear_output(wait=false)
-//	fail              an error result
+//	fail              an error result (slowfail: after 200 ms)
 //	loop              block until interrupted
 //	input PROMPT      read a line (password if PROMPT starts with "pw")
 //	panic             panic inside the executor
@@ -38,6 +38,9 @@ func (fakeExecutor) Execute(ctx context.Context, code string, opts ExecOptions, 
 		out.Display(map[string]any{"text/html": "<b>2</b>"}, nil, tr, true)
 	case "clear":
 		out.ClearOutput(false)
+	case "slowfail":
+		time.Sleep(200 * time.Millisecond)
+		fallthrough
 	case "fail":
 		res.Err = &ExecError{Name: "RuntimeError", Value: "boom", Traceback: []string{"cell:1:1: boom"}}
 	case "loop":

@@ -60,6 +60,8 @@ type Kernel struct {
 	done      chan struct{}      // closed on shutdown
 	closeOnce sync.Once
 
+	drops dropLog // rate-limits the logging of dropped messages
+
 	inputMu sync.Mutex    // one input_request outstanding at a time
 	inputs  chan *Message // input_reply messages from the stdin socket
 }
@@ -210,11 +212,37 @@ func (k *Kernel) recv(sock zmq4.Socket, name string) (*Message, bool) {
 		}
 		m, err := ParseFrames(zm.Frames, k.signer)
 		if err != nil {
-			k.log.Printf("%s: dropped message (%d frames): %v", name, len(zm.Frames), err)
+			k.drops.printf(k.log, "%s: dropped message (%d frames): %v", name, len(zm.Frames), err)
 			continue
 		}
 		return m, true
 	}
+}
+
+// dropLog logs at most dropBurst dropped messages per second and counts the
+// rest, so that a flood of bad messages cannot flood the log.
+type dropLog struct {
+	mu         sync.Mutex
+	window     time.Time
+	n, skipped int
+}
+
+const dropBurst = 5
+
+func (d *dropLog) printf(l *log.Logger, format string, args ...any) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if now := time.Now(); now.Sub(d.window) > time.Second {
+		if d.skipped > 0 {
+			l.Printf("%d more bad messages dropped", d.skipped)
+		}
+		d.window, d.n, d.skipped = now, 0, 0
+	}
+	if d.n++; d.n > dropBurst {
+		d.skipped++
+		return
+	}
+	l.Printf(format, args...)
 }
 
 func (k *Kernel) serveShell() {
@@ -626,11 +654,15 @@ func (k *Kernel) handleExecute(m *Message) {
 			tb = []string{}
 		}
 		k.publish(m, "error", map[string]any{"ename": e.Name, "evalue": e.Value, "traceback": tb})
+		// Requests that arrived while the cell ran are taken before the reply
+		// goes out, so that a cell sent after seeing the error is never aborted.
+		var queued []*Message
+		if orTrue(req.StopOnError) {
+			queued = k.takeQueued()
+		}
 		k.send(k.shell, m, "execute_reply", map[string]any{"status": "error", "execution_count": count,
 			"ename": e.Name, "evalue": e.Value, "traceback": tb, "user_expressions": map[string]any{}, "payload": []any{}})
-		if orTrue(req.StopOnError) {
-			k.abortQueued()
-		}
+		k.abort(queued)
 		return
 	}
 	if res.Data != nil && !req.Silent {
@@ -648,23 +680,30 @@ func (k *Kernel) handleExecute(m *Message) {
 		"user_expressions": ue, "payload": []any{}})
 }
 
-// abortQueued answers every execute_request already waiting in the queue
-// with status "aborted", after a cell failed with stop_on_error; other
-// requests in the queue are served normally.
-func (k *Kernel) abortQueued() {
+// takeQueued empties the shell queue and returns what it held.
+func (k *Kernel) takeQueued() []*Message {
+	var ms []*Message
 	for {
 		select {
 		case m := <-k.queue:
-			if m.Header.MsgType != "execute_request" {
-				k.guard("shell "+m.Header.MsgType, func() { k.handleShell(m) })
-				continue
-			}
-			k.status(m, "busy")
-			k.send(k.shell, m, "execute_reply", map[string]any{"status": "aborted", "execution_count": k.count})
-			k.status(m, "idle")
+			ms = append(ms, m)
 		default:
-			return
+			return ms
 		}
+	}
+}
+
+// abort answers the execute_requests among ms with status "aborted", after a
+// cell failed with stop_on_error; other requests are served normally.
+func (k *Kernel) abort(ms []*Message) {
+	for _, m := range ms {
+		if m.Header.MsgType != "execute_request" {
+			k.guard("shell "+m.Header.MsgType, func() { k.handleShell(m) })
+			continue
+		}
+		k.status(m, "busy")
+		k.send(k.shell, m, "execute_reply", map[string]any{"status": "aborted", "execution_count": k.count})
+		k.status(m, "idle")
 	}
 }
 

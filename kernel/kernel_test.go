@@ -158,7 +158,7 @@ func TestExecuteInputAndOrder(t *testing.T) {
 
 func TestStopOnError(t *testing.T) {
 	c, _, _ := startKernel(t, nil)
-	r1 := c.request(c.shell, "execute_request", map[string]any{"code": "fail", "stop_on_error": true})
+	r1 := c.request(c.shell, "execute_request", map[string]any{"code": "slowfail", "stop_on_error": true})
 	r2 := c.request(c.shell, "execute_request", map[string]any{"code": "print 2"})
 	r3 := c.request(c.shell, "kernel_info_request", map[string]any{})
 	r4 := c.request(c.shell, "execute_request", map[string]any{"code": "print 4"})
@@ -442,3 +442,20 @@ func TestTCPAndPortInUse(t *testing.T) {
 }
 
 func itoa(i int) string { b, _ := json.Marshal(i); return string(b) }
+
+func TestDropLogRateLimit(t *testing.T) {
+	var buf strings.Builder
+	l := log.New(&buf, "", 0)
+	var d dropLog
+	for i := 0; i < 100; i++ {
+		d.printf(l, "drop %d", i)
+	}
+	if n := strings.Count(buf.String(), "\n"); n != dropBurst {
+		t.Errorf("%d lines logged for 100 drops in a burst, want %d", n, dropBurst)
+	}
+	d.window = d.window.Add(-2 * time.Second) // a second later
+	d.printf(l, "drop late")
+	if !strings.Contains(buf.String(), "95 more bad messages dropped\ndrop late\n") {
+		t.Errorf("log:\n%s", buf.String())
+	}
+}

@@ -1,0 +1,115 @@
+"""Runs Debian's jupyter_kernel_test suite (python3-jupyter-kernel-test) against the
+installed Harmonium kernel: stdout, stderr, completion, complete/incomplete/invalid code,
+an error with exactly one error output, execute_result, display_data (text/html and
+image/png), history (tail, range, search), inspect and clear_output.
+
+The kernelspec name is $HARMONIUM_KERNEL (default "harmonium", what `make install`
+registers). When $HARMONIUM_BIN is set, the kernelspec must start that binary."""
+
+import json
+import os
+import unittest
+
+import jupyter_kernel_test
+from jupyter_client.kernelspec import KernelSpecManager
+
+KERNEL = os.environ.get("HARMONIUM_KERNEL", "harmonium")
+
+
+def check_kernelspec(name=KERNEL):
+    """Fails early, with the fix, when the kernelspec is missing or starts another binary."""
+    try:
+        spec = KernelSpecManager().get_kernel_spec(name)
+    except Exception as e:  # NoSuchKernel
+        raise unittest.SkipTest(f"kernelspec {name!r} not installed ({e}); run `make install`") from None
+    want = os.environ.get("HARMONIUM_BIN")
+    if want and os.path.realpath(spec.argv[0]) != os.path.realpath(want):
+        raise AssertionError(f"kernelspec {name!r} starts {spec.argv[0]}, not HARMONIUM_BIN={want}; "
+                             "run `make install`")
+    return spec
+
+
+# A 1×1 PNG made by the cell itself, shown with display.PNG.
+PNG_CELL = '''import (
+	"bytes"
+	"image"
+	"image/png"
+)
+var pngBuf bytes.Buffer
+png.Encode(&pngBuf, image.NewGray(image.Rect(0, 0, 1, 1)))
+display.PNG(pngBuf.Bytes())'''
+
+
+class HarmoniumKernelTests(jupyter_kernel_test.KernelTests):
+    kernel_name = KERNEL
+    language_name = "go"
+    file_extension = ".go"
+
+    code_hello_world = 'fmt.Println("hello, world")'
+    code_stderr = 'fmt.Fprintln(os.Stderr, "something went wrong")'
+
+    completion_samples = [
+        {"text": "fmt.Pri", "matches": {"Print", "Printf", "Println"}},
+        {"text": "strings.ToUp", "matches": {"ToUpper"}},
+    ]
+
+    complete_code_samples = [
+        "x := 1",
+        'fmt.Println("hi")',
+        "func add(a, b int) int { return a + b }",
+        "for i := 0; i < 3; i++ {\n\tfmt.Println(i)\n}",
+    ]
+    incomplete_code_samples = [
+        "func f() {",
+        "for i := 0; i < 3; i++ {",
+        "xs := []int{\n\t1,\n\t2,",
+        'fmt.Println("a",',
+    ]
+    invalid_code_samples = ["x := )(", "}"]
+
+    code_generate_error = "undefinedName + 1"
+
+    code_execute_result = [
+        {"code": "1+1", "result": "2"},
+        {"code": "[]int{1, 2, 3}"},
+    ]
+    code_history_pattern = "1+1"
+    supported_history_operations = ("tail", "range", "search")
+
+    code_display_data = [
+        {"code": 'display.HTML("<b>bold</b>")', "mime": "text/html"},
+        {"code": PNG_CELL, "mime": "image/png"},
+    ]
+
+    code_inspect_sample = "fmt.Println"
+    code_clear_output = "display.Clear(false)"
+
+    @classmethod
+    def setUpClass(cls):
+        check_kernelspec()
+        super().setUpClass()
+        # Packages the samples use; a cell may mix imports and statements.
+        cls.kc.execute_interactive('import (\n\t"fmt"\n\t"os"\n\t"strings"\n)', timeout=60)
+
+    def test_kernel_info_fields(self):
+        self.flush_channels()
+        reply = self.kc.kernel_info(reply=True, timeout=15)
+        c = reply["content"]
+        self.assertEqual(c["protocol_version"], "5.4")
+        self.assertEqual(c["implementation"], "harmonium")
+        li = c["language_info"]
+        for key, want in {"name": "go", "mimetype": "text/x-go", "file_extension": ".go",
+                          "pygments_lexer": "go", "codemirror_mode": "go"}.items():
+            self.assertEqual(li[key], want, key)
+        self.assertTrue(c["banner"])
+        self.assertIsInstance(c["help_links"], list)
+
+    def test_is_complete_indent(self):
+        self.flush_channels()
+        reply = self.kc.is_complete("func f() {", reply=True, timeout=15)
+        self.assertEqual(reply["content"]["status"], "incomplete")
+        self.assertIn("indent", reply["content"])
+
+
+if __name__ == "__main__":
+    unittest.main()
