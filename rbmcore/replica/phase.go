@@ -119,7 +119,9 @@ func spanWeights(cl *Classes, cv []float64) []float64 {
 // SolveParamagnetic starts from the paramagnetic solution of Eq. 23 and
 // solves Eqs. 20–21 with a single block: it is the paramagnetic solution
 // when Eq. 22 has no eigenvalue above 1 and the rank-1 ordered solution
-// continued from it otherwise. For Kγ ≥ λ_max(x) it returns W = 0.
+// continued from it otherwise (when Newton from Eq. 23 does not reach the
+// non-trivial branch, the branch is followed down from just below the
+// threshold). For Kγ ≥ λ_max(x) it returns W = 0.
 func SolveParamagnetic(ctx context.Context, p Problem) (*Solution, error) {
 	if err := p.check(); err != nil {
 		return nil, err
@@ -130,6 +132,34 @@ func SolveParamagnetic(ctx context.Context, p Problem) (*Solution, error) {
 	}
 	if bl == nil {
 		bl = &Block{Frac: 1, U: make([]float64, len(p.Classes.F))}
+		return Solve(ctx, p, []Block{*bl})
 	}
-	return Solve(ctx, p, []Block{*bl})
+	sol, err := Solve(ctx, p, []Block{*bl})
+	if err == nil && !signatureOf(sol).zero {
+		return sol, nil
+	}
+	if ctx.Err() != nil {
+		return nil, ctx.Err()
+	}
+	// Far below the threshold Newton from Eq. 23 may fall onto W = 0 or
+	// fail: follow the branch down from just below the threshold instead.
+	gc, err2 := p.Classes.Threshold()
+	if err2 != nil {
+		return nil, err2
+	}
+	q := p
+	q.Gamma = gc * (1 - 1e-3)
+	_, bl, err2 = Paramagnetic(q.Classes, q.Gamma)
+	if err2 != nil || bl == nil {
+		return nil, fmt.Errorf("replica.SolveParamagnetic: γ = %g: start near threshold failed: %v", q.Gamma, err2)
+	}
+	start, err2 := Solve(ctx, q, []Block{*bl})
+	if err2 != nil {
+		return nil, fmt.Errorf("replica.SolveParamagnetic: γ = %g: %w", q.Gamma, err2)
+	}
+	path, err2 := Sweep(ctx, start, []float64{p.Gamma}, SweepOptions{LocateTol: gc})
+	if err2 != nil {
+		return nil, fmt.Errorf("replica.SolveParamagnetic: continuation to γ = %g: %w", p.Gamma, err2)
+	}
+	return path.Solutions[0], nil
 }

@@ -134,7 +134,8 @@ func Sweep(ctx context.Context, start *Solution, gammas []float64, opt SweepOpti
 			if (step > 0 && g > target) || (step < 0 && g < target) || math.Abs(target-g) < 1e-3*math.Abs(step) {
 				g = target
 			}
-			next, err := continueTo(ctx, cur, prev, g, math.Abs(g-cur.Problem.Gamma) > opt.LocateTol)
+			dg := math.Abs(g - cur.Problem.Gamma)
+			next, err := continueTo(ctx, cur, prev, g, dg > opt.LocateTol, dg > 64*opt.MinStep)
 			if err != nil {
 				if ctx.Err() != nil {
 					return path, fmt.Errorf("replica.Sweep: interrupted at γ = %g: %w", cur.Problem.Gamma, ctx.Err())
@@ -171,9 +172,9 @@ func sameStructure(a, b *Solution) bool {
 }
 
 // continueTo solves at γ = g from cur (and prev for a secant predictor).
-// With strict set it refuses (errRefine) a structural change or a jump, so
-// that the caller halves the step.
-func continueTo(ctx context.Context, cur, prev *Solution, g float64, strict bool) (*Solution, error) {
+// With strict set it refuses (errRefine) a structural change, with noJump a
+// jump of the weights, so that the caller halves the step.
+func continueTo(ctx context.Context, cur, prev *Solution, g float64, strict, noJump bool) (*Solution, error) {
 	p := cur.Problem
 	p.Gamma = g
 	phi := make([]float64, len(cur.Blocks))
@@ -233,11 +234,11 @@ func continueTo(ctx context.Context, cur, prev *Solution, g float64, strict bool
 	if err != nil {
 		return nil, err
 	}
-	if strict {
-		if signatureOf(sol) != signatureOf(cur) {
-			return nil, errRefine
-		}
-		// a jump: the weights moved much more than the step suggests
+	if strict && signatureOf(sol) != signatureOf(cur) {
+		return nil, errRefine
+	}
+	// a jump: the weights moved much more than the step suggests
+	if noJump && len(sol.Blocks) == len(blocks) {
 		if d, n := blockDistance(sol, blocks), math.Sqrt(cur.Norm()/p.Alpha); d > 0.1*(n+0.1) {
 			return nil, errRefine
 		}
