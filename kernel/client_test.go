@@ -141,8 +141,8 @@ func (c *testClient) next(ch chan *Message, what string) *Message {
 	select {
 	case m := <-ch:
 		return m
-	case <-time.After(5 * time.Second):
-		c.t.Fatalf("no %s within 5 s", what)
+	case <-time.After(30 * time.Second):
+		c.t.Fatalf("no %s within 30 s", what)
 		return nil
 	}
 }

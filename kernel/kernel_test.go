@@ -390,9 +390,9 @@ func TestRobustness(t *testing.T) {
 	c.request(c.shell, "no_such_request", map[string]any{})
 	c.request(c.control, "no_such_request", map[string]any{})
 
-	// A huge message (16 MiB of code) is served.
-	rep, outs := c.execute("print "+strings.Repeat("x", 16<<20), nil)
-	if rep["status"] != "ok" || len(outs) != 1 || len(content(t, outs[0])["text"].(string)) != 16<<20 {
+	// A huge message (8 MiB of code) is served.
+	rep, outs := c.execute("print "+strings.Repeat("x", 8<<20), nil)
+	if rep["status"] != "ok" || len(outs) != 1 || len(content(t, outs[0])["text"].(string)) != 8<<20 {
 		t.Errorf("huge message: %v", rep)
 	}
 	// An executor panic and an unencodable result are turned into error replies.
