@@ -4,7 +4,6 @@ import (
 	"context"
 	"math"
 	"testing"
-
 )
 
 // exactLogLik is L(W)/N (Eq. 6) of a finite RBM with N visible and M = αN

@@ -574,3 +574,93 @@ func TestBadInput(t *testing.T) {
 		t.Fatal("flip probability 1.5 accepted")
 	}
 }
+
+// Round trip of the Fig. 3 protocol on synthetic "trained" weights: the
+// matrix realisation of a solution (plus noise) is projected on the data
+// span, clustered by block, and the solver started from the centres returns
+// the same solution; its predicted weights match. Also checks Eq. 20/21 per
+// site and per hidden unit on the N×M matrix itself.
+func TestFromCentres(t *testing.T) {
+	set, err := data.Hierarchical(400, fig4.Children, fig4.Flip, 11)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cl, err := ClassesFromData(set.X)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	ref, err := SolveParamagnetic(ctx, Problem{Classes: cl, Alpha: 0.8, Gamma: 0.2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkResiduals(t, ref)
+	m := 320
+	w, err := ref.Weights(m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Eq. 21 on the matrix: Nγ w_iµ = (1/K) Σ_k ξ^k_i tanh(Σ_j w_jµ ξ^k_j) − ⟨v_i⟩⟨h_µ⟩
+	n := cl.N
+	var in mat.Dense
+	in.Mul(set.X, w) // K×M
+	st := ref.States[0]
+	vi := make([]float64, n)
+	for i := 0; i < n; i++ {
+		vi[i] = float64(cl.SiteSign[i]) * st.V[cl.Site[i]]
+	}
+	hmu := make([]float64, m)
+	for mu := 0; mu < m; mu++ {
+		s := 0.0
+		for i := 0; i < n; i++ {
+			s += w.At(i, mu) * vi[i]
+		}
+		hmu[mu] = math.Tanh(s)
+	}
+	for i := 0; i < n; i += 37 {
+		a := 0.0
+		for mu := 0; mu < m; mu++ {
+			a += w.At(i, mu) * hmu[mu]
+		}
+		if d := math.Abs(vi[i] - math.Tanh(a)); d > 1e-10 {
+			t.Fatalf("matrix Eq. 20 at site %d off by %g", i, d)
+		}
+		for mu := 0; mu < m; mu += 53 {
+			rhs := 0.0
+			for k := 0; k < 6; k++ {
+				rhs += set.X.At(k, i) * math.Tanh(in.At(k, mu)) / 6
+			}
+			rhs -= vi[i] * hmu[mu]
+			if d := math.Abs(float64(n)*0.2*w.At(i, mu) - rhs); d > 1e-10 {
+				t.Fatalf("matrix Eq. 21 at (%d,%d) off by %g", i, mu, d)
+			}
+		}
+	}
+	// rank-1 weights in the ordered phase: mostly in the data span
+	_, _, outside, err := DataProjection(set.X, w)
+	if err != nil || outside > 0.05 {
+		t.Fatalf("fraction outside the data span %g (%v)", outside, err)
+	}
+	// noisy centres → same solution
+	rng := rand.New(rand.NewPCG(5, 6))
+	centre := mat.NewDense(1, n, nil)
+	for i := 0; i < n; i++ {
+		centre.Set(0, i, w.At(i, 0)*(1+0.2*rng.NormFloat64()))
+	}
+	sol, err := SolveFromCentres(ctx, Problem{Classes: cl, Alpha: 0.8, Gamma: 0.2}, centre, []int{m})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d := blockDistance(sol, ref.Blocks); d > 1e-9 {
+		t.Fatalf("solution from centres differs by %g", d)
+	}
+	pred, err := sol.Predict(w, make([]int, m))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var diff mat.Dense
+	diff.Sub(pred, w)
+	if r := mat.Norm(&diff, 2) / mat.Norm(w, 2); r > 1e-9 {
+		t.Fatalf("predicted weights differ by %g", r)
+	}
+}
