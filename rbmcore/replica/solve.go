@@ -279,14 +279,14 @@ func (e *engine) solve(ctx context.Context, p *Problem, predicted []rawState) (*
 			break
 		}
 	}
-	sol := e.solution(p)
+	sol := e.solution(p, st)
 	sol.Newton = steps
 	return sol, nil
 }
 
 // solution packages the current engine state, merging coinciding blocks and
 // canonicalising signs.
-func (e *engine) solution(p *Problem) *Solution {
+func (e *engine) solution(p *Problem, found []rawState) *Solution {
 	r20, r21, rs := e.eval()
 	k, c, nb := e.k, e.c, e.b
 	h := e.hOf()
@@ -337,7 +337,7 @@ func (e *engine) solution(p *Problem) *Solution {
 		sol.ResProj = r21
 	}
 	// states, in block-merged variables
-	st := e.mattisFrom()
+	st := e.mattisFrom(found)
 	for w := 0; w < e.om; w++ {
 		s := State{V: append([]float64(nil), e.v[w*c:(w+1)*c]...), H: make([]float64, len(rep))}
 		for g, r := range rep {
@@ -359,10 +359,9 @@ func (e *engine) solution(p *Problem) *Solution {
 }
 
 // mattisFrom maps each solved state to the data points whose Mattis
-// initialisation reaches it (run after convergence, so the search agrees).
-func (e *engine) mattisFrom() [][]int {
+// initialisation reaches it (st: the search at the converged weights).
+func (e *engine) mattisFrom(st []rawState) [][]int {
 	out := make([][]int, e.om)
-	st := e.mattis()
 	// continued states not reached from any data point keep an empty From
 	h := e.hOf()
 	for _, s := range st {

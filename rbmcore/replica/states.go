@@ -16,6 +16,7 @@ const (
 	stateMergeTol  = 1e-6  // states closer than this (mod sign) are one state
 	blockMergeTol  = 1e-9  // blocks closer than this (relative, mod sign) are one block
 	stateNewtonMax = 50
+	stateNear      = 1e-7 // an iterate this close to a known state (mod sign) joins it
 )
 
 // rawState is one saddle point of Eq. 20 in class/block variables.
@@ -60,6 +61,7 @@ func (e *engine) mattis() []rawState {
 			v[j] = sig[j*k+l]
 		}
 		hidden(h)
+		early := -1
 		for it := 0; it < stateIterMax; it++ {
 			field()
 			hidden(hn)
@@ -71,6 +73,23 @@ func (e *engine) mattis() []rawState {
 			if d < stateIterTol {
 				break
 			}
+			// Deep inside the basin of a state already found (contracting
+			// steps, within stateNear of it): it converges there.
+			if it%8 == 7 && d < stateNear {
+				for i := range out {
+					if hDist(out[i].h, h) < stateNear {
+						early = i
+						break
+					}
+				}
+				if early >= 0 {
+					break
+				}
+			}
+		}
+		if early >= 0 {
+			out[early].from = append(out[early].from, l)
+			continue
 		}
 		e.polishState(h)
 		field()
@@ -266,4 +285,14 @@ func (e *engine) subsetStable(st []rawState) bool {
 		}
 	}
 	return true
+}
+
+// hDist is the max-norm distance between hidden magnetisations up to sign.
+func hDist(a, b []float64) float64 {
+	dp, dm := 0.0, 0.0
+	for i := range a {
+		dp = math.Max(dp, math.Abs(a[i]-b[i]))
+		dm = math.Max(dm, math.Abs(a[i]+b[i]))
+	}
+	return math.Min(dp, dm)
 }

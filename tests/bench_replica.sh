@@ -1,0 +1,9 @@
+#!/usr/bin/env bash
+# Replica solver (rbmcore/replica, seed 003): 200-point γ sweeps for K = 6
+# hierarchical data (K1 = 2, K2 = 3, p = 0.25, 0.2, α = 0.8, exact N → ∞ site
+# classes). Goal of issue 7: < 1 s per sweep.
+#   SweepDown200: W = 0 above λ_max/K → paramagnetic → spontaneous states, to γ = 0.005.
+#   SweepBAM200:  up from the LP-bootstrapped BAM phase (8 blocks, Ω = 6), γ 0.005 → 0.045.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+${GO:-go} test ./rbmcore/replica/ -run '^$' -bench 'Sweep' -benchtime "${BENCHTIME:-3x}" -count 1
