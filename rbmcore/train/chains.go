@@ -1,0 +1,216 @@
+package train
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"math/rand/v2"
+
+	"gonum.org/v1/gonum/mat"
+
+	"github.com/harmonium-rbm/harmonium/rbmcore/rbm"
+)
+
+// Methods understood by Trainer.Method.
+const (
+	// CD is contrastive divergence CD-k: chains restart from the minibatch.
+	CD = "cd"
+	// PCD is persistent contrastive divergence (Tieleman 2008): Chains
+	// persistent chains advance k Gibbs sweeps per update.
+	PCD = "pcd"
+	// PT is PCD with parallel tempering: Chains chains at each inverse
+	// temperature of Betas, k sweeps then replica swaps between neighbouring
+	// temperatures per update; the statistics come from the β = 1 replica.
+	PT = "pt"
+	// Exact replaces the chains by the exact model average over every
+	// visible configuration (binary, spin or Potts visible layers with at
+	// most 2^20 configurations): deterministic gradient ascent on the exact
+	// likelihood, for tests and small models.
+	Exact = "exact"
+)
+
+// maxExactStates bounds the enumeration of Exact.
+const maxExactStates = 1 << 20
+
+// sampler provides the model phase of an update, on the engine's Gibbs
+// chains (rbm.Chains).
+type sampler struct {
+	method string
+	m      *rbm.RBM
+	rng    *rand.Rand
+	seed   uint64
+	chains int
+	pcd    *rbm.Chains
+	pt     *rbm.Tempering
+	cd     map[int]*rbm.Chains
+	// Exact: every visible state and its probability
+	states  *mat.Dense
+	weights []float64
+}
+
+func newSampler(t *Trainer, m *rbm.RBM, rng *rand.Rand) (*sampler, error) {
+	s := &sampler{method: t.Method, m: m, rng: rng, seed: t.Seed, chains: t.Chains}
+	var err error
+	// Persistent chains start from independent samples of the visible layer
+	// alone (its fields only: the independent-site model after a data-based
+	// initialisation).
+	switch t.Method {
+	case CD:
+		s.cd = map[int]*rbm.Chains{}
+	case PCD:
+		s.pcd, err = rbm.NewChains(m, s.chains, t.Seed^0xc4a1)
+	case PT:
+		betas := t.Betas
+		if len(betas) == 0 {
+			betas = []float64{0.25, 0.5, 0.75, 1}
+		}
+		if betas[len(betas)-1] != 1 {
+			return nil, fmt.Errorf("train: Betas = %v: the last inverse temperature must be 1", betas)
+		}
+		s.pt, err = rbm.NewTempering(m, betas, s.chains, t.Seed^0x7e39)
+	case Exact:
+		s.states, err = allStates(m.Visible)
+	default:
+		return nil, fmt.Errorf("train: unknown Method %q (want cd, pcd, pt or exact)", t.Method)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("train: %w", err)
+	}
+	return s, nil
+}
+
+// allStates enumerates the configurations of a binary, spin or Potts layer.
+func allStates(l rbm.Layer) (*mat.Dense, error) {
+	n, q := l.Len(), l.States()
+	vals := map[string][]float64{"binary": {0, 1}, "spin": {-1, 1}}[l.Kind()]
+	base := len(vals)
+	if l.Kind() == "potts" {
+		base = q
+	}
+	if base == 0 {
+		return nil, fmt.Errorf("train: Exact needs a binary, spin or Potts visible layer, not %s", l.Kind())
+	}
+	count := 1
+	for i := 0; i < n; i++ {
+		count *= base
+		if count > maxExactStates {
+			return nil, fmt.Errorf("train: Exact: %s(%d) has more than %d configurations", l.Kind(), n, maxExactStates)
+		}
+	}
+	w := rbm.Width(l)
+	x := mat.NewDense(count, w, nil)
+	for s := 0; s < count; s++ {
+		row, c := x.RawRowView(s), s
+		for i := 0; i < n; i++ {
+			d := c % base
+			c /= base
+			if l.Kind() == "potts" {
+				row[i*q+d] = 1
+			} else {
+				row[i] = vals[d]
+			}
+		}
+	}
+	return x, nil
+}
+
+// modelPhase subtracts the model statistics from acc, using k Gibbs sweeps
+// (CD: from the minibatch batch of b rows).
+func (s *sampler) modelPhase(ctx context.Context, acc *accumulator, k int, batch []float64, b int) error {
+	m := s.m
+	switch s.method {
+	case CD:
+		c := s.cd[b]
+		if c == nil {
+			var err error
+			if c, err = rbm.NewChains(m, b, s.seed^uint64(0xcd00+b)); err != nil {
+				return fmt.Errorf("train: %w", err)
+			}
+			s.cd[b] = c
+		}
+		copy(c.V.RawMatrix().Data, batch)
+		if err := c.Run(ctx, k, nil); err != nil {
+			return err
+		}
+		acc.phase(c.V.RawMatrix().Data, b, nil, -1, nil)
+	case PCD:
+		if err := s.pcd.Run(ctx, k, nil); err != nil {
+			return err
+		}
+		acc.phase(s.pcd.V.RawMatrix().Data, s.chains, nil, -1, nil)
+	case PT:
+		if err := s.pt.Run(ctx, k, nil); err != nil {
+			return err
+		}
+		top := s.pt.Replicas[len(s.pt.Replicas)-1]
+		acc.phase(top.V.RawMatrix().Data, s.chains, nil, -1, nil)
+	case Exact:
+		f := m.FreeEnergy(s.states)
+		if s.weights == nil {
+			s.weights = make([]float64, len(f))
+		}
+		mn := math.Inf(1)
+		for _, x := range f {
+			mn = math.Min(mn, x)
+		}
+		tot := 0.0
+		for i, x := range f {
+			s.weights[i] = math.Exp(mn - x)
+			tot += s.weights[i]
+		}
+		for i := range s.weights {
+			s.weights[i] /= tot
+		}
+		rows, _ := s.states.Dims()
+		acc.phase(s.states.RawMatrix().Data, rows, s.weights, -1, nil)
+	}
+	return nil
+}
+
+// swapRate returns the overall acceptance rate of replica swaps (NaN
+// without PT).
+func (s *sampler) swapRate() float64 {
+	if s.pt == nil {
+		return math.NaN()
+	}
+	acc, tried := 0, 0
+	for k := range s.pt.Accepted {
+		acc += s.pt.Accepted[k]
+		tried += s.pt.Attempted[k]
+	}
+	if tried == 0 {
+		return math.NaN()
+	}
+	return float64(acc) / float64(tried)
+}
+
+// chainMean returns the mean visible value of the β = 1 chains (NaN for CD
+// and Exact).
+func (s *sampler) chainMean() float64 {
+	var c *rbm.Chains
+	switch {
+	case s.pcd != nil:
+		c = s.pcd
+	case s.pt != nil:
+		c = s.pt.Replicas[len(s.pt.Replicas)-1]
+	default:
+		return math.NaN()
+	}
+	v := c.V.RawMatrix().Data
+	t := 0.0
+	for _, x := range v {
+		t += x
+	}
+	return t / float64(len(v))
+}
+
+// persistent returns the persistent chain sets (PCD: one, PT: one per β).
+func (s *sampler) persistent() []*rbm.Chains {
+	switch {
+	case s.pcd != nil:
+		return []*rbm.Chains{s.pcd}
+	case s.pt != nil:
+		return s.pt.Replicas
+	}
+	return nil
+}

@@ -1,0 +1,243 @@
+package train
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"strings"
+	"time"
+
+	"gonum.org/v1/gonum/mat"
+
+	"github.com/harmonium-rbm/harmonium/rbmcore/data"
+	"github.com/harmonium-rbm/harmonium/rbmcore/rbm"
+)
+
+// Monitor selects what the History records. Measurements use HeldOut (or,
+// when it is nil, a fixed random subset of the training data) limited to
+// Subset rows. The zero value records the pseudo-likelihood and the
+// reconstruction error every epoch on up to 1000 rows, and never the
+// likelihood.
+type Monitor struct {
+	// HeldOut is the evaluation set (seed 001: the test set).
+	HeldOut *data.Set
+	// Subset is the number of evaluation rows used (default 1000; ≤ 0 or
+	// larger than the set: all rows).
+	Subset int
+	// PLEvery is the number of epochs between pseudo-likelihood
+	// measurements (default 1; negative: never).
+	PLEvery int
+	// ReconEvery is the number of epochs between reconstruction errors
+	// (default 1; negative: never).
+	ReconEvery int
+	// LogLikEvery, when positive, measures the average log-likelihood of
+	// the evaluation rows every LogLikEvery epochs: exactly when the model
+	// is small enough for rbm's ExactLogZ, otherwise by AIS with AISRuns
+	// runs over AISBetas inverse temperatures (defaults 100 and 10000).
+	LogLikEvery       int
+	AISRuns, AISBetas int
+	// UpdatePL, when positive, also measures the pseudo-likelihood after
+	// every update on UpdatePL random evaluation rows (seed 001 Fig. 5a uses
+	// 100) into History.UpdatePL.
+	UpdatePL int
+}
+
+// Record is one row of the History: the state after an epoch. Quantities
+// not measured at that epoch are NaN.
+type Record struct {
+	Epoch   int
+	Updates int     // updates completed
+	Seconds float64 // wall-clock time since the start of training
+	K       int     // Gibbs sweeps per update in this epoch
+	LR      float64 // learning rate of this epoch
+	// PseudoLikelihood is the mean log pseudo-likelihood per sample (nats)
+	// of the evaluation rows.
+	PseudoLikelihood float64
+	// ReconError is the mean squared difference per unit between the
+	// evaluation rows and their mean-field reconstruction E[v | E[h|v]].
+	ReconError float64
+	// LogLik is the mean log-likelihood per sample (nats) of the evaluation
+	// rows; LogLikLow and LogLikHigh bound it (equal for the exact value,
+	// ±3 standard errors of AIS).
+	LogLik, LogLikLow, LogLikHigh float64
+	// WeightNorm is the Frobenius norm of W, MaxWeight the largest |w|.
+	WeightNorm, MaxWeight float64
+	// GradNorm is the mean norm of the weight part of the ascent direction.
+	GradNorm float64
+	// ChainMean is the mean visible value of the persistent (β = 1) chains.
+	ChainMean float64
+	// SwapRate is the acceptance rate of parallel-tempering swaps.
+	SwapRate float64
+}
+
+// History is the table of per-epoch records of a training run.
+type History struct {
+	Records []Record
+	// UpdatePL is the per-update pseudo-likelihood (Monitor.UpdatePL).
+	UpdatePL []float64
+}
+
+// Columns lists the names accepted by Column and Plot.
+var Columns = []string{"seconds", "k", "lr", "pl", "recon", "loglik", "loglik_low", "loglik_high",
+	"weight_norm", "max_weight", "grad_norm", "chain_mean", "swap_rate", "update_pl"}
+
+// Column returns the named column (see Columns) against the epoch, or for
+// "update_pl" against the update number, skipping unmeasured (NaN) entries.
+func (h *History) Column(name string) (x, y []float64, err error) {
+	if name == "update_pl" {
+		for k, v := range h.UpdatePL {
+			x, y = append(x, float64(k+1)), append(y, v)
+		}
+		return x, y, nil
+	}
+	get := map[string]func(r Record) float64{
+		"seconds": func(r Record) float64 { return r.Seconds }, "k": func(r Record) float64 { return float64(r.K) },
+		"lr": func(r Record) float64 { return r.LR }, "pl": func(r Record) float64 { return r.PseudoLikelihood },
+		"recon": func(r Record) float64 { return r.ReconError }, "loglik": func(r Record) float64 { return r.LogLik },
+		"loglik_low": func(r Record) float64 { return r.LogLikLow }, "loglik_high": func(r Record) float64 { return r.LogLikHigh },
+		"weight_norm": func(r Record) float64 { return r.WeightNorm }, "max_weight": func(r Record) float64 { return r.MaxWeight },
+		"grad_norm": func(r Record) float64 { return r.GradNorm }, "chain_mean": func(r Record) float64 { return r.ChainMean },
+		"swap_rate": func(r Record) float64 { return r.SwapRate },
+	}[name]
+	if get == nil {
+		return nil, nil, fmt.Errorf("train: unknown history column %q (want one of %s)", name, strings.Join(Columns, ", "))
+	}
+	for _, r := range h.Records {
+		if v := get(r); !math.IsNaN(v) {
+			x, y = append(x, float64(r.Epoch)), append(y, v)
+		}
+	}
+	return x, y, nil
+}
+
+// Last returns the last record (the zero Record when there is none).
+func (h *History) Last() Record {
+	if len(h.Records) == 0 {
+		return Record{}
+	}
+	return h.Records[len(h.Records)-1]
+}
+
+// String formats the history as a text table.
+func (h *History) String() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%5s %8s %7s %3s %9s %10s %9s %10s %9s %9s\n", "epoch", "updates", "sec", "k", "lr", "pl", "recon", "loglik", "‖W‖", "max|w|")
+	for _, r := range h.Records {
+		fmt.Fprintf(&b, "%5d %8d %7.1f %3d %9.3g %10.4f %9.5f %10.4f %9.4g %9.4g\n", r.Epoch, r.Updates, r.Seconds, r.K, r.LR,
+			r.PseudoLikelihood, r.ReconError, r.LogLik, r.WeightNorm, r.MaxWeight)
+	}
+	return b.String()
+}
+
+// monitor holds the evaluation rows of a run.
+type monitor struct {
+	cfg  Monitor
+	eval *mat.Dense
+	rng  *rand.Rand
+}
+
+func newMonitor(t *Trainer, train *data.Set) (*monitor, error) {
+	cfg := t.Monitor
+	set := cfg.HeldOut
+	if set == nil {
+		set = train
+	} else if set.Width() != train.Width() {
+		return nil, fmt.Errorf("train: Monitor.HeldOut (%s) has %d columns, the training data %d", set.Source, set.Width(), train.Width())
+	}
+	if cfg.Subset == 0 {
+		cfg.Subset = 1000
+	}
+	if cfg.PLEvery == 0 {
+		cfg.PLEvery = 1
+	}
+	if cfg.ReconEvery == 0 {
+		cfg.ReconEvery = 1
+	}
+	if cfg.AISRuns == 0 {
+		cfg.AISRuns = 100
+	}
+	if cfg.AISBetas == 0 {
+		cfg.AISBetas = 10000
+	}
+	mo := &monitor{cfg: cfg, rng: rand.New(rand.NewPCG(t.Seed, 0x3011))}
+	n := set.Len()
+	if cfg.Subset > 0 && cfg.Subset < n {
+		idx := mo.rng.Perm(n)[:cfg.Subset]
+		mo.eval = set.Subset(idx).X
+	} else {
+		mo.eval = set.X
+	}
+	return mo, nil
+}
+
+// afterUpdate records the per-update pseudo-likelihood when asked for.
+func (mo *monitor) afterUpdate(r *run, ctx context.Context) error {
+	if mo.cfg.UpdatePL <= 0 {
+		return nil
+	}
+	rows, _ := mo.eval.Dims()
+	idx := make([]int, min(mo.cfg.UpdatePL, rows))
+	for k := range idx {
+		idx[k] = mo.rng.IntN(rows)
+	}
+	sub := mat.NewDense(len(idx), r.set.Width(), nil)
+	for k, i := range idx {
+		copy(sub.RawRowView(k), mo.eval.RawRowView(i))
+	}
+	pl, err := pseudoLikelihood(r.m, sub)
+	if err != nil {
+		return fmt.Errorf("train: update %d: %w", r.updates, err)
+	}
+	r.hist.UpdatePL = append(r.hist.UpdatePL, pl)
+	return nil
+}
+
+func due(every, epoch, last int) bool {
+	return every > 0 && (epoch%every == 0 || epoch == last)
+}
+
+// endOfEpoch measures the record of the epoch just completed.
+func (mo *monitor) endOfEpoch(ctx context.Context, r *run, k int, lr, grad float64) (Record, error) {
+	nan := math.NaN()
+	rec := Record{Epoch: r.epoch, Updates: r.updates, Seconds: r.elapsed + time.Since(r.start).Seconds(), K: k, LR: lr,
+		PseudoLikelihood: nan, ReconError: nan, LogLik: nan, LogLikLow: nan, LogLikHigh: nan,
+		GradNorm: grad, ChainMean: r.smp.chainMean(), SwapRate: r.smp.swapRate()}
+	for _, w := range r.m.W.RawMatrix().Data {
+		rec.WeightNorm += w * w
+		rec.MaxWeight = math.Max(rec.MaxWeight, math.Abs(w))
+	}
+	rec.WeightNorm = math.Sqrt(rec.WeightNorm)
+	var err error
+	if due(mo.cfg.PLEvery, r.epoch, r.t.Epochs) {
+		if rec.PseudoLikelihood, err = pseudoLikelihood(r.m, mo.eval); err != nil {
+			return rec, fmt.Errorf("train: epoch %d: %w", r.epoch, err)
+		}
+	}
+	if due(mo.cfg.ReconEvery, r.epoch, r.t.Epochs) {
+		rec.ReconError = reconError(r.m, mo.eval)
+	}
+	if due(mo.cfg.LogLikEvery, r.epoch, r.t.Epochs) {
+		if rec.LogLik, rec.LogLikLow, rec.LogLikHigh, err = logLikelihood(ctx, r.m, mo.eval, r.set, mo.cfg, r.t.Seed+uint64(r.epoch)); err != nil {
+			return rec, fmt.Errorf("train: epoch %d: log-likelihood: %w", r.epoch, err)
+		}
+	}
+	return rec, nil
+}
+
+// reconError returns the mean squared error per unit of E[v | E[h|v]].
+func reconError(m *rbm.RBM, v *mat.Dense) float64 {
+	rec := m.MeanVisible(m.MeanHidden(v))
+	rows, cols := v.Dims()
+	s := 0.0
+	for b := 0; b < rows; b++ {
+		rr := rec.RawRowView(b)
+		for i, x := range v.RawRowView(b) {
+			s += (x - rr[i]) * (x - rr[i])
+		}
+	}
+	if m.Visible.States() > 1 { // one-hot: per unit, not per column
+		cols /= m.Visible.States()
+	}
+	return s / float64(rows*cols)
+}

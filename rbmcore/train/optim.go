@@ -1,0 +1,96 @@
+package train
+
+import (
+	"fmt"
+	"math"
+)
+
+// Optimisers understood by Trainer.Optimizer.
+const (
+	SGD      = "sgd"      // θ ← θ + η g
+	Momentum = "momentum" // v ← µv + g; θ ← θ + η v
+	Adam     = "adam"     // Kingma & Ba (2015), bias-corrected
+)
+
+// optimizer turns an ascent direction into parameter steps; its state is
+// one slice per parameter slice.
+type optimizer struct {
+	kind            string
+	mu, b1, b2, eps float64
+	m, v            [][]float64
+	t               int
+}
+
+func newOptimizer(t *Trainer, shapes [][]float64) (*optimizer, error) {
+	o := &optimizer{kind: t.Optimizer, mu: t.Momentum, b1: t.Beta1, b2: t.Beta2, eps: t.Epsilon}
+	switch o.kind {
+	case "", SGD:
+		o.kind = SGD
+	case Momentum:
+		if o.mu == 0 {
+			o.mu = 0.9
+		}
+		if !(o.mu >= 0 && o.mu < 1) {
+			return nil, fmt.Errorf("train: Momentum = %v, want a value in [0, 1)", t.Momentum)
+		}
+		o.m = zerosLike(shapes)
+	case Adam:
+		if o.b1 == 0 {
+			o.b1 = 0.9
+		}
+		if o.b2 == 0 {
+			o.b2 = 0.999
+		}
+		if o.eps == 0 {
+			o.eps = 1e-8
+		}
+		if !(o.b1 >= 0 && o.b1 < 1 && o.b2 >= 0 && o.b2 < 1 && o.eps > 0) {
+			return nil, fmt.Errorf("train: Adam parameters β1 = %v, β2 = %v, ε = %v out of range", o.b1, o.b2, o.eps)
+		}
+		o.m, o.v = zerosLike(shapes), zerosLike(shapes)
+	default:
+		return nil, fmt.Errorf("train: unknown Optimizer %q (want sgd, momentum or adam)", t.Optimizer)
+	}
+	return o, nil
+}
+
+func zerosLike(s [][]float64) [][]float64 {
+	out := make([][]float64, len(s))
+	for i, p := range s {
+		out[i] = make([]float64, len(p))
+	}
+	return out
+}
+
+// step adds the update for ascent direction g (same shapes as params) with
+// learning rate lr to params.
+func (o *optimizer) step(params, g [][]float64, lr float64) {
+	o.t++
+	switch o.kind {
+	case SGD:
+		for p := range params {
+			for k, gk := range g[p] {
+				params[p][k] += lr * gk
+			}
+		}
+	case Momentum:
+		for p := range params {
+			m := o.m[p]
+			for k, gk := range g[p] {
+				m[k] = o.mu*m[k] + gk
+				params[p][k] += lr * m[k]
+			}
+		}
+	case Adam:
+		c1 := 1 - math.Pow(o.b1, float64(o.t))
+		c2 := 1 - math.Pow(o.b2, float64(o.t))
+		for p := range params {
+			m, v := o.m[p], o.v[p]
+			for k, gk := range g[p] {
+				m[k] = o.b1*m[k] + (1-o.b1)*gk
+				v[k] = o.b2*v[k] + (1-o.b2)*gk*gk
+				params[p][k] += lr * (m[k] / c1) / (math.Sqrt(v[k]/c2) + o.eps)
+			}
+		}
+	}
+}

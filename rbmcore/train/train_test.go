@@ -1,0 +1,460 @@
+package train
+
+import (
+	"context"
+	"errors"
+	"math"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"gonum.org/v1/gonum/mat"
+
+	"github.com/harmonium-rbm/harmonium/rbmcore/data"
+	"github.com/harmonium-rbm/harmonium/rbmcore/rbm"
+)
+
+func basSet(t *testing.T) *data.Set {
+	set, err := data.BarsAndStripes(3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return set
+}
+
+func paramsOf(m *rbm.RBM) [][]float64 {
+	p, _ := modelParams(m.Clone())
+	return p
+}
+
+func sameParams(a, b [][]float64) bool {
+	for p := range a {
+		for k := range a[p] {
+			if a[p][k] != b[p][k] {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// TestCancelLeavesLastUpdate cancels training from the update callback and
+// checks that the model equals that of a run which simply did the same
+// number of updates.
+func TestCancelLeavesLastUpdate(t *testing.T) {
+	set := basSet(t)
+	base := Trainer{Method: PCD, Batch: 4, Epochs: 5, LR: 0.05, Seed: 7, Monitor: Monitor{PLEvery: -1, ReconEvery: -1}}
+	m1 := rbm.New(rbm.Binary(9), rbm.Binary(5), rbm.Seed(3))
+	ctx, cancel := context.WithCancel(context.Background())
+	tr := base
+	tr.OnUpdate = func(u Update) {
+		if u.Update == 6 {
+			cancel()
+		}
+	}
+	hist, err := tr.Fit(ctx, m1, set)
+	if !errors.Is(err, context.Canceled) || hist == nil || len(hist.Records) != 1 {
+		t.Fatalf("err %v, history %v: want context.Canceled after one epoch record", err, hist)
+	}
+	// Reference: 6 updates = epoch 1 (4 updates) + 2 more, stopped by an
+	// update callback that cancels before the 7th.
+	m2 := rbm.New(rbm.Binary(9), rbm.Binary(5), rbm.Seed(3))
+	ctx2, cancel2 := context.WithCancel(context.Background())
+	ref := base
+	n := 0
+	ref.OnUpdate = func(u Update) {
+		if n++; n == 6 {
+			cancel2()
+		}
+	}
+	ref.Fit(ctx2, m2, set)
+	if !sameParams(paramsOf(m1), paramsOf(m2)) {
+		t.Error("cancelled runs with the same seed differ: the model is not at a completed update")
+	}
+	// And the cancelled model differs from the initial one (updates happened).
+	if sameParams(paramsOf(m1), paramsOf(rbm.New(rbm.Binary(9), rbm.Binary(5), rbm.Seed(3)))) {
+		t.Error("the model did not change")
+	}
+}
+
+// TestDivergenceKeepsLastGood drives a Poisson hidden layer with a huge
+// learning rate and checks the reported divergence and the kept state.
+func TestDivergenceKeepsLastGood(t *testing.T) {
+	set := basSet(t)
+	m := rbm.New(rbm.Binary(9), rbm.Gaussian(3), rbm.Seed(2), rbm.WeightScale(0.5))
+	var last [][]float64
+	tr := Trainer{Method: CD, Batch: 16, Epochs: 50, LR: 50, MaxWeight: 20, Seed: 1, Monitor: Monitor{PLEvery: -1, ReconEvery: -1},
+		OnUpdate: func(Update) { last = paramsOf(m) }}
+	_, err := tr.Fit(context.Background(), m, set)
+	var de *DivergenceError
+	if !errors.As(err, &de) {
+		t.Fatalf("error %v, want a DivergenceError", err)
+	}
+	if de.Epoch < 1 || de.Param == "" || !strings.Contains(err.Error(), "epoch") {
+		t.Errorf("divergence report %+v", de)
+	}
+	if err := m.Validate(); err != nil {
+		t.Errorf("the kept model is invalid: %v", err)
+	}
+	for _, w := range m.W.RawMatrix().Data {
+		if math.Abs(w) > 20 {
+			t.Fatalf("kept weight %v above MaxWeight", w)
+		}
+	}
+	if last != nil && !sameParams(paramsOf(m), last) {
+		t.Error("the model is not the one of the last good update")
+	}
+}
+
+// TestCheckpointResume checks that an exact-gradient Adam run interrupted
+// after 3 epochs and resumed from its checkpoint ends bit-identical to an
+// uninterrupted 6-epoch run, and that a corrupt checkpoint is rejected.
+func TestCheckpointResume(t *testing.T) {
+	set := basSet(t)
+	dir := t.TempDir()
+	mk := func() *rbm.RBM { return rbm.New(rbm.Binary(9), rbm.ReLU(4), rbm.Seed(5), rbm.WeightScale(0.2)) }
+	tr := Trainer{Method: Exact, Batch: 5, Epochs: 6, LR: 0.02, Optimizer: Adam, Seed: 3}
+	full := mk()
+	hFull, err := tr.Fit(context.Background(), full, set)
+	if err != nil {
+		t.Fatal(err)
+	}
+	part := mk()
+	short := tr
+	short.Epochs = 3
+	short.Checkpoint = filepath.Join(dir, "run.ckpt")
+	if _, err := short.Fit(context.Background(), part, set); err != nil {
+		t.Fatal(err)
+	}
+	resumed := mk() // fresh parameters: all of them must come from the file
+	hRes, err := tr.Resume(context.Background(), short.Checkpoint, resumed, set)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !sameParams(paramsOf(resumed), paramsOf(full)) {
+		t.Error("resumed run differs from the uninterrupted one")
+	}
+	if len(hRes.Records) != 6 || hRes.Records[5].Updates != hFull.Records[5].Updates ||
+		hRes.Records[4].PseudoLikelihood != hFull.Records[4].PseudoLikelihood {
+		t.Errorf("resumed history %v\nfull %v", hRes, hFull)
+	}
+	raw, _ := os.ReadFile(short.Checkpoint)
+	bad := filepath.Join(dir, "bad.ckpt")
+	os.WriteFile(bad, raw[:len(raw)/2], 0o644)
+	if _, err := tr.Resume(context.Background(), bad, mk(), set); err == nil || !strings.Contains(err.Error(), "bad.ckpt") {
+		t.Errorf("truncated checkpoint: error %v", err)
+	}
+	other := rbm.New(rbm.Binary(9), rbm.Binary(4))
+	if _, err := tr.Resume(context.Background(), short.Checkpoint, other, set); err == nil {
+		t.Error("checkpoint accepted for a different architecture")
+	}
+}
+
+func TestOptimizers(t *testing.T) {
+	g1, g2 := []float64{1, -2}, []float64{0.5, 0.5}
+	run := func(tr Trainer) []float64 {
+		p := [][]float64{{0, 0}}
+		o, err := newOptimizer(&tr, p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		o.step(p, [][]float64{g1}, 0.1)
+		o.step(p, [][]float64{g2}, 0.1)
+		return p[0]
+	}
+	// SGD: 0.1(g1+g2).
+	if p := run(Trainer{}); math.Abs(p[0]-0.15) > 1e-15 || math.Abs(p[1]+0.15) > 1e-15 {
+		t.Errorf("SGD %v", p)
+	}
+	// Momentum µ = 0.5: v1 = g1, v2 = 0.5 g1 + g2, θ = 0.1(v1+v2).
+	if p := run(Trainer{Optimizer: Momentum, Momentum: 0.5}); math.Abs(p[0]-0.1*(1+1)) > 1e-15 || math.Abs(p[1]-0.1*(-2-0.5)) > 1e-15 {
+		t.Errorf("momentum %v", p)
+	}
+	// Adam, written out: m_t, v_t with bias correction.
+	b1, b2, eps := 0.9, 0.999, 1e-8
+	want := make([]float64, 2)
+	for k := range want {
+		m1, v1 := (1-b1)*g1[k], (1-b2)*g1[k]*g1[k]
+		want[k] += 0.1 * (m1 / (1 - b1)) / (math.Sqrt(v1/(1-b2)) + eps)
+		m2, v2 := b1*m1+(1-b1)*g2[k], b2*v1+(1-b2)*g2[k]*g2[k]
+		want[k] += 0.1 * (m2 / (1 - b1*b1)) / (math.Sqrt(v2/(1-b2*b2)) + eps)
+	}
+	if p := run(Trainer{Optimizer: Adam}); math.Abs(p[0]-want[0]) > 1e-12 || math.Abs(p[1]-want[1]) > 1e-12 {
+		t.Errorf("Adam %v, want %v", p, want)
+	}
+	if _, err := newOptimizer(&Trainer{Optimizer: "rmsprop"}, nil); err == nil {
+		t.Error("unknown optimiser accepted")
+	}
+}
+
+func TestSchedules(t *testing.T) {
+	for _, c := range []struct {
+		epoch, k int
+		lr       float64
+	}{{1, 1, 0.5}, {10, 1, 0.5}, {11, 2, 0.25}, {491, 50, 0.01}, {500, 50, 0.01}} {
+		k, lr := Seed001(c.epoch, 7, 0.5)
+		if k != c.k || math.Abs(lr-c.lr) > 1e-15 {
+			t.Errorf("Seed001(%d) = %d, %v; want %d, %v", c.epoch, k, lr, c.k, c.lr)
+		}
+	}
+	g := GeometricDecay(100, 0.5, 0.01)
+	if _, lr := g(50, 1, 1); lr != 1 {
+		t.Errorf("decay before start: %v", lr)
+	}
+	if _, lr := g(100, 1, 1); math.Abs(lr-0.01) > 1e-12 {
+		t.Errorf("decay at the end: %v", lr)
+	}
+	if _, lr := g(75, 1, 1); math.Abs(lr-0.1) > 1e-12 {
+		t.Errorf("decay halfway: %v, want 0.1", lr)
+	}
+}
+
+// TestPenaltiesFiniteDifferences checks the ascent direction with no data
+// signal against finite differences of the penalties.
+func TestPenaltiesFiniteDifferences(t *testing.T) {
+	m := rbm.New(rbm.Binary(4), rbm.Binary(3), rbm.Seed(9), rbm.WeightScale(0.5))
+	m.Visible.Params()[0][1] = 0.7
+	tr := Trainer{L2: 0.3, L1: 0.05, L1Squared: 0.2, L2Fields: 0.4}
+	penalty := func() float64 {
+		w := m.W.RawMatrix().Data
+		nv, nh := m.W.Dims()
+		r := 0.0
+		for _, x := range w {
+			r += tr.L2/2*x*x + tr.L1*math.Abs(x)
+		}
+		for j := 0; j < nh; j++ {
+			s := 0.0
+			for i := 0; i < nv; i++ {
+				s += math.Abs(w[i*nh+j])
+			}
+			r += tr.L1Squared / (2 * float64(nv)) * s * s
+		}
+		for _, th := range m.Visible.Params()[0] {
+			r += tr.L2Fields / 2 * th * th
+		}
+		return r
+	}
+	cfg, _ := tr.withDefaults()
+	r := &run{t: cfg, m: m, acc: newAccumulator(m), dir: newGradient(m)}
+	r.direction()
+	params, names := modelParams(m)
+	dirs := r.dir.slices()
+	for p := range params {
+		for k := range params[p] {
+			old := params[p][k]
+			params[p][k] = old + 1e-6
+			up := penalty()
+			params[p][k] = old - 1e-6
+			down := penalty()
+			params[p][k] = old
+			if fd := -(up - down) / 2e-6; math.Abs(fd-dirs[p][k]) > 1e-6 {
+				t.Errorf("%s[%d]: direction %v, −∂R %v", names[p], k, dirs[p][k], fd)
+			}
+		}
+	}
+}
+
+// TestCentredStep checks one centred update against the gradient of the
+// exact likelihood in the centred parametrisation (Melchior et al. 2016):
+// ΔW/η = ∇W − µ∇cᵀ − ∇b λᵀ, Δb/η = ∇b − ΔW λ/η, Δc/η = ∇c − ΔWᵀµ/η.
+func TestCentredStep(t *testing.T) {
+	m := rbm.New(rbm.Binary(4), rbm.Binary(3), rbm.Seed(11), rbm.WeightScale(0.6))
+	states, _ := allStates(m.Visible)
+	x := mat.NewDense(5, 4, []float64{1, 0, 0, 1, 1, 1, 0, 1, 0, 0, 1, 0, 1, 1, 1, 1, 0, 1, 0, 0})
+	set := &data.Set{X: x, Kind: data.KindBinary, Q: 1, Source: "c"}
+	g := fdGradient(m, x, nil, states) // visible θ, hidden θ, W
+	mu := set.Mean()
+	lam := make([]float64, 3)
+	h := m.MeanHidden(x)
+	for r := 0; r < 5; r++ {
+		for j := 0; j < 3; j++ {
+			lam[j] += h.At(r, j) / 5
+		}
+	}
+	before := paramsOf(m)
+	const lr = 1e-3
+	tr := Trainer{Method: Exact, Batch: 5, Epochs: 1, LR: lr, Centred: true, Monitor: Monitor{PLEvery: -1, ReconEvery: -1}}
+	if _, err := tr.Fit(context.Background(), m, set); err != nil {
+		t.Fatal(err)
+	}
+	after := paramsOf(m)
+	gb, gc, gw := g[0], g[1], g[2]
+	wc := make([]float64, 12)
+	for i := 0; i < 4; i++ {
+		for j := 0; j < 3; j++ {
+			wc[i*3+j] = gw[i*3+j] - mu[i]*gc[j] - gb[i]*lam[j]
+		}
+	}
+	check := func(name string, got, want float64) {
+		if math.Abs(got-want) > 1e-6 {
+			t.Errorf("%s: step/η = %.8f, want %.8f", name, got, want)
+		}
+	}
+	for k := range wc {
+		check("W", (after[2][k]-before[2][k])/lr, wc[k])
+	}
+	for i := 0; i < 4; i++ {
+		want := gb[i]
+		for j := 0; j < 3; j++ {
+			want -= wc[i*3+j] * lam[j]
+		}
+		check("visible θ", (after[0][i]-before[0][i])/lr, want)
+	}
+	for j := 0; j < 3; j++ {
+		want := gc[j]
+		for i := 0; i < 4; i++ {
+			want -= wc[i*3+j] * mu[i]
+		}
+		check("hidden θ", (after[1][j]-before[1][j])/lr, want)
+	}
+}
+
+// TestPseudoLikelihoodExact compares the monitor's pseudo-likelihood with
+// conditionals computed from free energies of every alternative state.
+func TestPseudoLikelihoodExact(t *testing.T) {
+	for _, m := range tinyModels() {
+		x, _, _ := tinyData(t, m)
+		got, err := pseudoLikelihood(m, x)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if math.IsNaN(got) {
+			continue // continuous visible units
+		}
+		want := 0.0
+		rows, _ := x.Dims()
+		n, q := m.Visible.Len(), m.Visible.States()
+		for r := 0; r < rows; r++ {
+			for i := 0; i < n; i++ {
+				// Every value unit i can take, as full rows.
+				var alts [][]float64
+				cur := -1
+				nalt := q
+				if q == 1 {
+					nalt = 2
+				}
+				for s := 0; s < nalt; s++ {
+					row := append([]float64(nil), x.RawRowView(r)...)
+					switch m.Visible.Kind() {
+					case "binary":
+						row[i] = float64(s)
+					case "spin":
+						row[i] = float64(2*s - 1)
+					default:
+						for a := 0; a < q; a++ {
+							row[i*q+a] = 0
+						}
+						row[i*q+s] = 1
+					}
+					if mat.Equal(mat.NewVecDense(len(row), row), mat.NewVecDense(len(row), x.RawRowView(r))) {
+						cur = s
+					}
+					alts = append(alts, row)
+				}
+				f := make([]float64, len(alts))
+				z := 0.0
+				for s, row := range alts {
+					f[s] = m.FreeEnergy(mat.NewDense(1, len(row), row))[0]
+				}
+				for s := range f {
+					z += math.Exp(f[cur] - f[s])
+				}
+				want -= math.Log(z)
+			}
+		}
+		want /= float64(rows)
+		if math.Abs(got-want) > 1e-9 {
+			t.Errorf("%s: pseudo-likelihood %v, enumeration %v", m, got, want)
+		}
+	}
+}
+
+func TestEarlyStoppingAndHistory(t *testing.T) {
+	set := basSet(t)
+	m := rbm.New(rbm.Binary(9), rbm.Binary(8), rbm.Seed(1))
+	// A schedule that makes training useless after epoch 3 (η tiny but
+	// the chains keep the PL flat): the recon metric stops improving.
+	sched := func(epoch, k int, lr float64) (int, float64) {
+		if epoch > 3 {
+			return k, 1e-12
+		}
+		return k, lr
+	}
+	epochs := 0
+	tr := Trainer{Method: Exact, Batch: 16, Epochs: 30, LR: 0.5, Schedule: sched, Patience: 2, StopMetric: "recon", RestoreBest: true,
+		OnEpoch: func(Record) bool { epochs++; return true }}
+	hist, err := tr.Fit(context.Background(), m, set)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := len(hist.Records); n >= 30 || n < 4 || epochs != n {
+		t.Errorf("%d epochs recorded (%d callbacks): early stopping did not act", n, epochs)
+	}
+	x, y, err := hist.Column("pl")
+	if err != nil || len(x) != len(hist.Records) || len(y) != len(x) || x[0] != 1 {
+		t.Errorf("pl column %v %v %v", x, y, err)
+	}
+	if _, _, err := hist.Column("nope"); err == nil {
+		t.Error("unknown column accepted")
+	}
+	if !strings.Contains(hist.String(), "epoch") {
+		t.Error("history table has no header")
+	}
+	// OnEpoch returning false stops after that epoch.
+	m2 := rbm.New(rbm.Binary(9), rbm.Binary(8), rbm.Seed(1))
+	tr2 := Trainer{Method: CD, Batch: 16, Epochs: 30, OnEpoch: func(r Record) bool { return r.Epoch < 2 }}
+	h2, _ := tr2.Fit(context.Background(), m2, set)
+	if len(h2.Records) != 2 {
+		t.Errorf("OnEpoch stop: %d records, want 2", len(h2.Records))
+	}
+}
+
+func TestConfigErrors(t *testing.T) {
+	set := basSet(t)
+	m := rbm.New(rbm.Binary(9), rbm.Binary(3))
+	for _, tr := range []Trainer{{Method: "gibbs"}, {LR: -1}, {K: -2}, {Optimizer: "x"}, {Init: "seed999"}, {Method: PT, Betas: []float64{0.5, 0.9}}, {StopMetric: "acc"}} {
+		if _, err := tr.Fit(context.Background(), m, set); err == nil {
+			t.Errorf("%+v accepted", tr)
+		}
+	}
+	wrong := rbm.New(rbm.Binary(8), rbm.Binary(3))
+	if _, err := (&Trainer{}).Fit(context.Background(), wrong, set); err == nil || !strings.Contains(err.Error(), "columns") {
+		t.Errorf("width mismatch: %v", err)
+	}
+}
+
+// TestSeed001Init checks the initialisation formulas of seed 001.
+func TestSeed001Init(t *testing.T) {
+	set := basSet(t)
+	m := rbm.New(rbm.Binary(9), rbm.ReLU(4))
+	tr := Trainer{Init: InitSeed001, Pseudocount: 1e-3, Epochs: 1, LR: 1e-300, Method: CD, Monitor: Monitor{PLEvery: -1, ReconEvery: -1}}
+	if err := initialise(&tr, m, set); err != nil {
+		t.Fatal(err)
+	}
+	mean := set.Mean()
+	amp := math.Sqrt(0.1 / 9)
+	for k, w := range m.W.RawMatrix().Data {
+		if math.Abs(math.Abs(w)-amp) > 1e-15 {
+			t.Fatalf("w[%d] = %v, want ±%v", k, w, amp)
+		}
+	}
+	th := m.Visible.Params()[0]
+	for i, x := range mean {
+		p := (x + 1e-3) / (1 + 2e-3)
+		if math.Abs(th[i]-math.Log(p/(1-p))) > 1e-12 {
+			t.Errorf("visible θ_%d = %v, want logit %v", i, th[i], math.Log(p/(1-p)))
+		}
+	}
+	// Hidden inputs centred: θ_µ + Σ_i w_iµ ⟨v_i⟩ = 0.
+	relu := m.Hidden.(*rbm.ReLULayer)
+	for j := 0; j < 4; j++ {
+		s := relu.Theta[j]
+		for i := 0; i < 9; i++ {
+			s += m.W.At(i, j) * mean[i]
+		}
+		if math.Abs(s) > 1e-12 || relu.Gamma[j] != 1 {
+			t.Errorf("unit %d: centred input %v, γ %v", j, s, relu.Gamma[j])
+		}
+	}
+}

@@ -1,0 +1,562 @@
+// Package train fits RBMs to data the way the seed papers do: CD-k, PCD and
+// PCD with parallel tempering (or the exact model average for small models),
+// minibatch stochastic gradient ascent with per-epoch shuffling, the SGD,
+// momentum and Adam optimisers, constant / seed-001 / user-defined
+// schedules, L2 and L1 weight penalties, seed 000's λ₁² penalty, L2 on the
+// fields, seed 001 and seed 000 initialisations, gradients for every
+// parameter of both layers (ReLU and dReLU γ, θ included), the Potts
+// zero-sum gauge kept, centred gradients and data sample weights.
+//
+// A Trainer is a plain struct: set its fields and call Fit. Fit reports
+// progress through callbacks, records a History (held-out pseudo-likelihood,
+// reconstruction error, AIS log-likelihood, weight norms, chain statistics)
+// with plot helpers, stops early, detects divergence (the last good
+// parameters are kept), stops within one minibatch when its context is
+// cancelled (the model is left at the last completed update) and can write
+// checkpoints that Resume continues from.
+package train
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"time"
+
+	"github.com/harmonium-rbm/harmonium/rbmcore/data"
+	"github.com/harmonium-rbm/harmonium/rbmcore/rbm"
+)
+
+// Trainer configures a training run. The zero value of every field is a
+// usable default (noted per field); only the model and data are required.
+type Trainer struct {
+	// Method is CD, PCD (default), PT or Exact.
+	Method string
+	// K is the number of Gibbs sweeps per update (default 1); the Schedule
+	// may change it per epoch.
+	K int
+	// Chains is the number of persistent chains (PCD, and per temperature
+	// for PT); default Batch.
+	Chains int
+	// Betas is the increasing ladder of inverse temperatures for PT, ending
+	// at 1 (default 0.25, 0.5, 0.75, 1).
+	Betas []float64
+	// Epochs is the number of passes over the data (default 10).
+	Epochs int
+	// Batch is the minibatch size (default 100).
+	Batch int
+	// LR is the base learning rate η₀ (default 0.01).
+	LR float64
+	// Schedule sets k and η per epoch (nil: Constant; see Seed001).
+	Schedule Schedule
+
+	// Optimizer is SGD (default), Momentum or Adam.
+	Optimizer string
+	// Momentum is the momentum coefficient µ (default 0.9).
+	Momentum float64
+	// Beta1, Beta2, Epsilon are Adam's parameters (defaults 0.9, 0.999, 1e-8).
+	Beta1, Beta2, Epsilon float64
+
+	// L2 adds the penalty (L2/2) Σ w² on the weights.
+	L2 float64
+	// L1 adds the penalty L1 Σ |w| on the weights.
+	L1 float64
+	// L1Squared is seed 000's λ₁² (Eq. 15): the penalty
+	// (λ₁²/(2 N q)) Σ_µ (Σ_{i,a} |w_iµ(a)|)², with N q the number of weight
+	// rows. Seed 000 uses 0.025.
+	L1Squared float64
+	// L2Fields adds the penalty (L2Fields/2) Σ θ² on the visible fields
+	// (seed 000's λ_f Σ g² is L2Fields = 2λ_f).
+	L2Fields float64
+	// Centred uses centred gradients (Melchior, Fischer & Wiskott 2016):
+	// the weight gradient is taken on v − µ and h − λ, with µ the data mean
+	// and λ a running average (rate 0.01) of the data's hidden means, and
+	// the fields are corrected so the update is that of the centred
+	// parametrisation.
+	Centred bool
+
+	// Init, when set, initialises the model from the data before training:
+	// InitSeed001 or InitSeed000. Empty keeps the model's parameters.
+	Init string
+	// Pseudocount is the ε of the initialisation (0: the Init's default).
+	Pseudocount float64
+	// Seed seeds every random choice (initialisation, shuffling, chains).
+	Seed uint64
+
+	// Monitor selects the per-epoch measurements of the History.
+	Monitor Monitor
+	// OnUpdate, if set, is called after every parameter update.
+	OnUpdate func(u Update)
+	// OnEpoch, if set, is called with each epoch's record; returning false
+	// stops training after that epoch.
+	OnEpoch func(r Record) bool
+	// Progress, if set, is called after every update with the number of
+	// updates done and the total planned (for a progress bar).
+	Progress func(done, total int)
+
+	// Patience > 0 enables early stopping: training stops when StopMetric
+	// ("pl" (default), "loglik" or "recon") has not improved for Patience
+	// consecutive measurements. RestoreBest then puts back the parameters
+	// of the best measurement.
+	Patience    int
+	StopMetric  string
+	RestoreBest bool
+
+	// MaxWeight is the divergence threshold on |w| (default 1e3; negative
+	// disables). Non-finite parameters always count as divergence.
+	MaxWeight float64
+
+	// Checkpoint, if set, is a file written (atomically) every
+	// CheckpointEvery epochs (default 1) and at the end; Resume continues
+	// from it.
+	Checkpoint      string
+	CheckpointEvery int
+}
+
+// Update describes one completed parameter update (see Trainer.OnUpdate).
+type Update struct {
+	Epoch    int     // current epoch, from 1
+	Update   int     // updates completed since the start of training
+	K        int     // Gibbs sweeps used
+	LR       float64 // learning rate used
+	GradNorm float64 // Euclidean norm of the weight part of the ascent direction
+}
+
+// DivergenceError reports a training run stopped because a parameter
+// became non-finite or a weight exceeded Trainer.MaxWeight. The model holds
+// the parameters of the last good update.
+type DivergenceError struct {
+	Epoch, Update int
+	// Param names the parameter: "weights", "visible.theta", "hidden.gamma", ...
+	Param string
+	// Index is the flat index within the parameter (row-major for weights).
+	Index int
+	Value float64
+}
+
+func (e *DivergenceError) Error() string {
+	return fmt.Sprintf("train: diverged at epoch %d, update %d: %s[%d] = %v (the model keeps the parameters of the last good update; lower the learning rate or add regularisation)",
+		e.Epoch, e.Update, e.Param, e.Index, e.Value)
+}
+
+// withDefaults returns a copy of t with defaults filled in.
+func (t Trainer) withDefaults() (Trainer, error) {
+	if t.Method == "" {
+		t.Method = PCD
+	}
+	if t.K == 0 {
+		t.K = 1
+	}
+	if t.Epochs == 0 {
+		t.Epochs = 10
+	}
+	if t.Batch == 0 {
+		t.Batch = 100
+	}
+	if t.Chains == 0 {
+		t.Chains = t.Batch
+	}
+	if t.LR == 0 {
+		t.LR = 0.01
+	}
+	if t.Schedule == nil {
+		t.Schedule = Constant
+	}
+	if t.MaxWeight == 0 {
+		t.MaxWeight = 1e3
+	}
+	if t.CheckpointEvery == 0 {
+		t.CheckpointEvery = 1
+	}
+	if t.StopMetric == "" {
+		t.StopMetric = "pl"
+	}
+	switch {
+	case t.K < 1:
+		return t, fmt.Errorf("train: K = %d, want ≥ 1", t.K)
+	case t.Epochs < 1:
+		return t, fmt.Errorf("train: Epochs = %d, want ≥ 1", t.Epochs)
+	case t.Batch < 1:
+		return t, fmt.Errorf("train: Batch = %d, want ≥ 1", t.Batch)
+	case t.Chains < 1:
+		return t, fmt.Errorf("train: Chains = %d, want ≥ 1", t.Chains)
+	case !(t.LR > 0) || math.IsInf(t.LR, 0):
+		return t, fmt.Errorf("train: LR = %v, want a positive finite value", t.LR)
+	case t.L2 < 0 || t.L1 < 0 || t.L1Squared < 0 || t.L2Fields < 0:
+		return t, fmt.Errorf("train: negative regularisation (L2 %v, L1 %v, L1Squared %v, L2Fields %v)", t.L2, t.L1, t.L1Squared, t.L2Fields)
+	case t.StopMetric != "pl" && t.StopMetric != "loglik" && t.StopMetric != "recon":
+		return t, fmt.Errorf("train: StopMetric %q, want pl, loglik or recon", t.StopMetric)
+	}
+	return t, nil
+}
+
+// run is the state of one training run.
+type run struct {
+	t       Trainer
+	m       *rbm.RBM
+	set     *data.Set
+	rng     *rand.Rand
+	pcg     *rand.PCG
+	acc     *accumulator
+	smp     *sampler
+	opt     *optimizer
+	params  [][]float64
+	names   []string
+	backup  [][]float64
+	dir     *Gradient // ascent direction after regularisation
+	coef    []float64 // data weights normalised to mean 1
+	mu, lam []float64 // centring offsets
+	hist    *History
+	epoch   int // last completed epoch
+	updates int
+	start   time.Time
+	elapsed float64 // seconds of earlier sessions (resume)
+	best    float64
+	bestAt  int
+	bestPar [][]float64
+	monitor *monitor
+}
+
+// Fit trains m on set and returns the history. The model is modified in
+// place. On cancellation of ctx, divergence or an error the history so far
+// is returned with the error; the model then holds the parameters of the
+// last completed (and valid) update.
+func (t *Trainer) Fit(ctx context.Context, m *rbm.RBM, set *data.Set) (*History, error) {
+	r, err := t.newRun(m, set)
+	if err != nil {
+		return nil, err
+	}
+	if err := initialise(&r.t, m, set); err != nil {
+		return nil, err
+	}
+	if err := r.prepare(); err != nil {
+		return nil, err
+	}
+	return r.loop(ctx)
+}
+
+func (t *Trainer) newRun(m *rbm.RBM, set *data.Set) (*run, error) {
+	cfg, err := t.withDefaults()
+	if err != nil {
+		return nil, err
+	}
+	if m == nil || set == nil {
+		return nil, errors.New("train: nil model or data set")
+	}
+	if err := m.Validate(); err != nil {
+		return nil, fmt.Errorf("train: %w", err)
+	}
+	if set.Width() != rbm.Width(m.Visible) {
+		return nil, fmt.Errorf("train: the data (%s) have %d columns, the visible layer %s needs %d",
+			set.Source, set.Width(), m.Visible.Kind(), rbm.Width(m.Visible))
+	}
+	if set.Len() == 0 {
+		return nil, fmt.Errorf("train: the data set %s is empty", set.Source)
+	}
+	pcg := rand.NewPCG(cfg.Seed, 0x7a11)
+	r := &run{t: cfg, m: m, set: set, pcg: pcg, rng: rand.New(pcg), hist: &History{}, bestAt: -1}
+	if set.Weights != nil {
+		c, err := normalisedCoef(set.Weights)
+		if err != nil {
+			return nil, fmt.Errorf("train: data set %s: %w", set.Source, err)
+		}
+		for i := range c {
+			c[i] *= float64(len(c))
+		}
+		r.coef = c
+	}
+	return r, nil
+}
+
+// prepare builds the buffers, optimiser and chains for the current model.
+func (r *run) prepare() error {
+	var err error
+	r.params, r.names = modelParams(r.m)
+	r.backup = zerosLike(r.params)
+	r.acc = newAccumulator(r.m)
+	r.dir = newGradient(r.m)
+	if r.opt, err = newOptimizer(&r.t, r.params); err != nil {
+		return err
+	}
+	if r.smp, err = newSampler(&r.t, r.m, r.rng); err != nil {
+		return err
+	}
+	if r.t.Centred {
+		r.mu = r.set.Mean()
+		r.lam = make([]float64, rbm.Width(r.m.Hidden))
+		h := r.m.MeanHidden(r.set.X)
+		rows, _ := h.Dims()
+		for b := 0; b < rows; b++ {
+			for j, x := range h.RawRowView(b) {
+				r.lam[j] += x / float64(rows)
+			}
+		}
+	}
+	r.monitor, err = newMonitor(&r.t, r.set)
+	return err
+}
+
+// loop runs the remaining epochs.
+func (r *run) loop(ctx context.Context) (*History, error) {
+	r.start = time.Now()
+	perEpoch := (r.set.Len() + r.t.Batch - 1) / r.t.Batch
+	total := r.t.Epochs * perEpoch
+	for r.epoch < r.t.Epochs {
+		epoch := r.epoch + 1
+		k, lr := r.t.Schedule(epoch, r.t.K, r.t.LR)
+		if k < 1 || !(lr > 0) || math.IsInf(lr, 0) {
+			return r.hist, fmt.Errorf("train: the schedule gave k = %d, η = %v at epoch %d", k, lr, epoch)
+		}
+		it, err := r.set.Minibatches(r.t.Batch, true, r.t.Seed^uint64(epoch)*0x9e3779b97f4a7c15)
+		if err != nil {
+			return r.hist, err
+		}
+		gradSum, n := 0.0, 0
+		for it.Next() {
+			if err := ctx.Err(); err != nil {
+				return r.hist, fmt.Errorf("train: stopped in epoch %d after %d updates: %w", epoch, r.updates, err)
+			}
+			gn, err := r.update(ctx, it, epoch, k, lr)
+			if err != nil {
+				return r.hist, err
+			}
+			gradSum += gn
+			n++
+			if r.t.OnUpdate != nil {
+				r.t.OnUpdate(Update{Epoch: epoch, Update: r.updates, K: k, LR: lr, GradNorm: gn})
+			}
+			if r.t.Progress != nil {
+				r.t.Progress(r.updates, total)
+			}
+			if err := r.monitor.afterUpdate(r, ctx); err != nil {
+				return r.hist, err
+			}
+		}
+		r.epoch = epoch
+		rec, err := r.monitor.endOfEpoch(ctx, r, k, lr, gradSum/float64(max(n, 1)))
+		if err != nil {
+			return r.hist, err
+		}
+		r.hist.Records = append(r.hist.Records, rec)
+		stop := r.t.OnEpoch != nil && !r.t.OnEpoch(rec)
+		if r.earlyStop(rec) {
+			stop = true
+		}
+		if r.t.Checkpoint != "" && (r.epoch%r.t.CheckpointEvery == 0 || r.epoch == r.t.Epochs || stop) {
+			if err := r.saveCheckpoint(r.t.Checkpoint); err != nil {
+				return r.hist, err
+			}
+		}
+		if stop {
+			break
+		}
+	}
+	if r.t.Patience > 0 && r.t.RestoreBest && r.bestPar != nil {
+		for p := range r.params {
+			copy(r.params[p], r.bestPar[p])
+		}
+	}
+	return r.hist, nil
+}
+
+// update performs one minibatch update and returns the weight-gradient norm.
+func (r *run) update(ctx context.Context, it *data.Iterator, epoch, k int, lr float64) (float64, error) {
+	batch := it.Batch()
+	b, _ := batch.Dims()
+	raw := batch.RawMatrix().Data
+	var coef []float64
+	if r.coef != nil {
+		coef = make([]float64, b)
+		for i, row := range it.Indices() {
+			coef[i] = r.coef[row] / float64(b)
+		}
+	}
+	r.acc.reset()
+	r.acc.phase(raw, b, coef, 1, nil)
+	if r.t.Centred {
+		// Running average of the data's hidden means (before the model phase adds to hMean).
+		for j, x := range r.acc.hMean {
+			r.lam[j] = 0.99*r.lam[j] + 0.01*x
+		}
+	}
+	if err := r.smp.modelPhase(ctx, r.acc, k, raw, b); err != nil {
+		return 0, fmt.Errorf("train: epoch %d, update %d: %w", epoch, r.updates+1, err)
+	}
+	r.direction()
+	for p := range r.params {
+		copy(r.backup[p], r.params[p])
+	}
+	r.opt.step(r.params, r.dir.slices(), lr)
+	r.m.ZeroSumGauge()
+	r.updates++
+	if err := r.checkDivergence(epoch); err != nil {
+		return 0, err
+	}
+	gn := 0.0
+	for _, x := range r.dir.W.RawMatrix().Data {
+		gn += x * x
+	}
+	return math.Sqrt(gn), nil
+}
+
+// direction turns the accumulated gradient into the ascent direction r.dir:
+// centring, then the penalties.
+func (r *run) direction() {
+	g := r.acc.g
+	d := r.dir
+	for p := range g.Visible {
+		copy(d.Visible[p], g.Visible[p])
+	}
+	for p := range g.Hidden {
+		copy(d.Hidden[p], g.Hidden[p])
+	}
+	d.W.Copy(g.W)
+	nv, nh := d.W.Dims()
+	wd := d.W.RawMatrix().Data
+	if r.t.Centred {
+		// ∇W_c = ∇W − µ ∇hᵀ − ∇v λᵀ; the fields get −∇W_c λ (visible) and
+		// −∇W_cᵀ µ (hidden).
+		dv, dh := r.acc.vMean, r.acc.hMean
+		for i := 0; i < nv; i++ {
+			for j := 0; j < nh; j++ {
+				wd[i*nh+j] -= r.mu[i]*dh[j] + dv[i]*r.lam[j]
+			}
+		}
+		cv := make([]float64, nv)
+		ch := make([]float64, nh)
+		for i := 0; i < nv; i++ {
+			for j := 0; j < nh; j++ {
+				cv[i] -= wd[i*nh+j] * r.lam[j]
+				ch[j] -= wd[i*nh+j] * r.mu[i]
+			}
+		}
+		addToFields(r.m.Visible, d.Visible, cv)
+		addToFields(r.m.Hidden, d.Hidden, ch)
+	}
+	w := r.m.W.RawMatrix().Data
+	if r.t.L2 > 0 || r.t.L1 > 0 {
+		for k, x := range w {
+			wd[k] -= r.t.L2*x + r.t.L1*sign(x)
+		}
+	}
+	if r.t.L1Squared > 0 {
+		// ∂R/∂w_iµ = (λ₁²/(N q)) (Σ_j |w_jµ|) sign(w_iµ), N q = rows.
+		for j := 0; j < nh; j++ {
+			s := 0.0
+			for i := 0; i < nv; i++ {
+				s += math.Abs(w[i*nh+j])
+			}
+			c := r.t.L1Squared * s / float64(nv)
+			for i := 0; i < nv; i++ {
+				wd[i*nh+j] -= c * sign(w[i*nh+j])
+			}
+		}
+	}
+	if r.t.L2Fields > 0 {
+		names := r.m.Visible.ParamNames()
+		for p, ps := range r.m.Visible.Params() {
+			if isField(names[p]) {
+				for k, x := range ps {
+					d.Visible[p][k] -= r.t.L2Fields * x
+				}
+			}
+		}
+	}
+}
+
+// addToFields adds delta (one entry per batch column of l) to the gradient
+// of every field parameter of l.
+func addToFields(l rbm.Layer, grads [][]float64, delta []float64) {
+	names := l.ParamNames()
+	for p := range grads {
+		if isField(names[p]) {
+			for k := range grads[p] {
+				grads[p][k] += delta[k]
+			}
+		}
+	}
+}
+
+func sign(x float64) float64 {
+	switch {
+	case x > 0:
+		return 1
+	case x < 0:
+		return -1
+	}
+	return 0
+}
+
+// checkDivergence restores the last good parameters and returns a
+// DivergenceError when a parameter is not finite or a weight is too large.
+func (r *run) checkDivergence(epoch int) error {
+	for p, ps := range r.params {
+		isW := r.names[p] == "weights"
+		for k, x := range ps {
+			if math.IsNaN(x) || math.IsInf(x, 0) || (isW && r.t.MaxWeight > 0 && math.Abs(x) > r.t.MaxWeight) {
+				for q := range r.params {
+					copy(r.params[q], r.backup[q])
+				}
+				return &DivergenceError{Epoch: epoch, Update: r.updates, Param: r.names[p], Index: k, Value: x}
+			}
+		}
+	}
+	if err := r.m.Validate(); err != nil { // e.g. a γ that became ≤ 0
+		for q := range r.params {
+			copy(r.params[q], r.backup[q])
+		}
+		return fmt.Errorf("train: diverged at epoch %d, update %d (the last good parameters are kept): %w", epoch, r.updates, err)
+	}
+	return nil
+}
+
+// earlyStop records the stop metric and reports whether to stop.
+func (r *run) earlyStop(rec Record) bool {
+	if r.t.Patience <= 0 {
+		return false
+	}
+	var v float64
+	switch r.t.StopMetric {
+	case "pl":
+		v = rec.PseudoLikelihood
+	case "loglik":
+		v = rec.LogLik
+	case "recon":
+		v = -rec.ReconError
+	}
+	if math.IsNaN(v) {
+		return false
+	}
+	if r.bestAt < 0 || v > r.best {
+		r.best, r.bestAt = v, len(r.hist.Records)-1
+		if r.t.RestoreBest {
+			if r.bestPar == nil {
+				r.bestPar = zerosLike(r.params)
+			}
+			for p := range r.params {
+				copy(r.bestPar[p], r.params[p])
+			}
+		}
+		return false
+	}
+	measured := 0
+	for _, x := range r.hist.Records[r.bestAt:] {
+		if !math.IsNaN(metricOf(x, r.t.StopMetric)) {
+			measured++
+		}
+	}
+	return measured > r.t.Patience
+}
+
+func metricOf(rec Record, name string) float64 {
+	switch name {
+	case "pl":
+		return rec.PseudoLikelihood
+	case "loglik":
+		return rec.LogLik
+	}
+	return rec.ReconError
+}
+
+func timeSince(r *run) float64 { return time.Since(r.start).Seconds() }
