@@ -50,6 +50,7 @@ type Kernel struct {
 	history *History
 
 	shell, control, stdin, iopub, hb zmq4.Socket
+	ipcFiles                         []string // socket files this kernel created
 
 	queue chan *Message // shell requests, served in order by one goroutine
 
@@ -114,12 +115,15 @@ func New(cfg Config) (*Kernel, error) {
 	for _, s := range socks {
 		sock := s.make(ctx, opt)
 		ep := c.Endpoint(s.port)
-		if err := sock.Listen(ep); err != nil {
+		if err := sock.Listen(guardedEndpoint(ep)); err != nil {
 			sock.Close()
 			k.closeSockets()
 			return nil, fmt.Errorf("kernel: %s socket on %s (port %d): %w", s.name, ep, s.port, err)
 		}
 		*s.dst = sock
+		if c.Transport == "ipc" {
+			k.ipcFiles = append(k.ipcFiles, strings.TrimPrefix(ep, "ipc://"))
+		}
 	}
 	return k, nil
 }
@@ -129,6 +133,9 @@ func (k *Kernel) closeSockets() {
 		if s != nil {
 			s.Close()
 		}
+	}
+	for _, f := range k.ipcFiles { // zmq4 removes only plain ipc:// socket files
+		os.Remove(f)
 	}
 }
 

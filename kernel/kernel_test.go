@@ -459,3 +459,25 @@ func TestDropLogRateLimit(t *testing.T) {
 		t.Errorf("log:\n%s", buf.String())
 	}
 }
+
+func TestSilentAndBogusConnections(t *testing.T) {
+	c, _, _ := startKernel(t, nil)
+	addr := strings.TrimPrefix(c.conn.Endpoint(c.conn.ShellPort), "ipc://")
+	silent, err := net.Dial("unix", addr) // connects and never speaks
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer silent.Close()
+	bogus, err := net.Dial("unix", addr) // speaks something that is not ZMTP
+	if err != nil {
+		t.Fatal(err)
+	}
+	bogus.Write([]byte("GET / HTTP/1.1\r\nHost: x\r\n\r\n" + strings.Repeat("?", 100)))
+	defer bogus.Close()
+	time.Sleep(100 * time.Millisecond)
+	// A new client still gets through on every socket.
+	c2 := dial(t, c.conn, "late-client")
+	if rep, _ := c2.execute("value 1", nil); rep["status"] != "ok" {
+		t.Errorf("after a silent client: %v", rep)
+	}
+}
