@@ -11,99 +11,76 @@ import (
 	"github.com/harmonium-rbm/harmonium/rbmcore/rbm"
 )
 
-// pseudoLikelihood returns the mean over rows of the exact log
-// pseudo-likelihood Σ_i log P(v_i | v_{−i}) (nats per sample; seed 001
-// §3.4) for binary, spin or Potts visible layers.
+// pseudoLikelihood returns the mean over rows of rbm's exact log
+// pseudo-likelihood Σ_i log P(v_i | v_{−i}) (nats per sample, seed 001
+// §3.4); NaN for visible layers where it is not defined (continuous units).
 func pseudoLikelihood(m *rbm.RBM, v *mat.Dense) (float64, error) {
-	kind := m.Visible.Kind()
-	var theta []float64
-	switch kind {
+	switch m.Visible.Kind() {
 	case "binary", "spin", "potts":
-		theta = m.Visible.Params()[0]
 	default:
-		return math.NaN(), nil // not defined for continuous visible units
+		return math.NaN(), nil
 	}
-	rows, nv := v.Dims()
-	n, q := m.Visible.Len(), m.Visible.States()
-	nh := rbm.Width(m.Hidden)
-	in := m.HiddenInput(v)
-	w := m.W.RawMatrix().Data
-	shifted := make([]float64, nh)
-	var g [1]float64
-	total := 0.0
-	states := q
-	if q == 1 {
-		states = 2
+	pl, err := m.PseudoLikelihood(v)
+	if err != nil {
+		return 0, fmt.Errorf("pseudo-likelihood: %w", err)
 	}
-	lw := make([]float64, states)
-	alt := make([]float64, q)
-	for b := 0; b < rows; b++ {
-		x, ib := v.RawRowView(b), in.RawRowView(b)
-		for i := 0; i < n; i++ {
-			cur := -1
-			for s := 0; s < states; s++ {
-				// Column values of unit i in candidate state s, and the change Δ.
-				clear(alt)
-				switch kind {
-				case "binary":
-					alt[0] = float64(s)
-				case "spin":
-					alt[0] = float64(2*s - 1)
-				default:
-					alt[s] = 1
-				}
-				same := true
-				field := 0.0
-				for a := 0; a < q; a++ {
-					if alt[a] != x[i*q+a] {
-						same = false
-					}
-					field += theta[i*q+a] * alt[a]
-				}
-				if same {
-					cur = s
-				}
-				copy(shifted, ib)
-				for a := 0; a < q; a++ {
-					if d := alt[a] - x[i*q+a]; d != 0 {
-						row := w[(i*q+a)*nh : (i*q+a+1)*nh]
-						for j := range shifted {
-							shifted[j] += d * row[j]
-						}
-					}
-				}
-				m.Hidden.CGF(shifted, g[:])
-				lw[s] = field + g[0]
-			}
-			if cur < 0 {
-				return 0, fmt.Errorf("pseudo-likelihood: row %d, unit %d is not a valid %s state", b, i, kind)
-			}
-			mx := math.Inf(-1)
-			for _, l := range lw {
-				mx = math.Max(mx, l)
-			}
-			z := 0.0
-			for _, l := range lw {
-				z += math.Exp(l - mx)
-			}
-			total += lw[cur] - mx - math.Log(z)
+	s := 0.0
+	for _, x := range pl {
+		s += x
+	}
+	s /= float64(len(pl))
+	if math.IsNaN(s) || math.IsInf(s, 0) {
+		return 0, fmt.Errorf("pseudo-likelihood is %v: the model diverged", s)
+	}
+	return s, nil
+}
+
+// maxExactLogZ bounds the configurations logLikelihood enumerates before
+// switching to AIS.
+const maxExactLogZ = 1 << 20
+
+// configurations returns the number of configurations of a discrete layer
+// (binary, spin, Potts), or 0 when continuous or above maxExactLogZ.
+func configurations(l rbm.Layer) int {
+	base := map[string]int{"binary": 2, "spin": 2, "potts": l.States()}[l.Kind()]
+	if base == 0 {
+		return 0
+	}
+	n := 1
+	for i := 0; i < l.Len(); i++ {
+		if n *= base; n > maxExactLogZ {
+			return 0
 		}
 	}
-	_ = nv
-	pl := total / float64(rows)
-	if math.IsNaN(pl) || math.IsInf(pl, 0) {
-		return 0, fmt.Errorf("pseudo-likelihood is %v: the model diverged", pl)
-	}
-	return pl, nil
+	return n
 }
 
 // logLikelihood returns the mean log-likelihood of the rows of v and its
-// bounds: exact (rbm's ExactLogZ) when the model is small enough.
+// bounds: exact (rbm's ExactLogZ) when a discrete layer has at most 2^20
+// configurations, otherwise from rbm's AIS (base model fitted to the
+// training data) with ±3 standard-error bounds.
 func logLikelihood(ctx context.Context, m *rbm.RBM, v *mat.Dense, train *data.Set, cfg Monitor, seed uint64) (ll, lo, hi float64, err error) {
-	logZ, err := m.ExactLogZ(ctx)
-	if err != nil {
-		return math.NaN(), math.NaN(), math.NaN(), err
+	nan := math.NaN()
+	if configurations(m.Visible) > 0 || configurations(m.Hidden) > 0 {
+		logZ, err := m.ExactLogZ(ctx)
+		if err != nil {
+			return nan, nan, nan, err
+		}
+		ll, err = m.LogLikelihood(v, logZ)
+		return ll, ll, ll, err
 	}
-	ll, err = m.LogLikelihood(v, logZ)
-	return ll, ll, ll, err
+	base, err := rbm.BaseFromData(m.Visible, train.X, 1e-3)
+	if err != nil {
+		return nan, nan, nan, err
+	}
+	res, err := rbm.AIS{Runs: cfg.AISRuns, Steps: cfg.AISBetas, Base: base, Seed: seed}.Run(ctx, m, nil)
+	if err != nil {
+		return nan, nan, nan, err
+	}
+	ll, err = m.LogLikelihood(v, res.LogZ)
+	if err != nil {
+		return nan, nan, nan, err
+	}
+	// A larger log Z gives a lower likelihood: the bounds swap.
+	return ll, ll + res.LogZ - res.LogZHigh, ll + res.LogZ - res.LogZLow, nil
 }

@@ -310,63 +310,42 @@ func TestCentredStep(t *testing.T) {
 	}
 }
 
-// TestPseudoLikelihoodExact compares the monitor's pseudo-likelihood with
-// conditionals computed from free energies of every alternative state.
-func TestPseudoLikelihoodExact(t *testing.T) {
-	for _, m := range tinyModels() {
-		x, _, _ := tinyData(t, m)
-		got, err := pseudoLikelihood(m, x)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if math.IsNaN(got) {
-			continue // continuous visible units
-		}
-		want := 0.0
-		rows, _ := x.Dims()
-		n, q := m.Visible.Len(), m.Visible.States()
-		for r := 0; r < rows; r++ {
-			for i := 0; i < n; i++ {
-				// Every value unit i can take, as full rows.
-				var alts [][]float64
-				cur := -1
-				nalt := q
-				if q == 1 {
-					nalt = 2
-				}
-				for s := 0; s < nalt; s++ {
-					row := append([]float64(nil), x.RawRowView(r)...)
-					switch m.Visible.Kind() {
-					case "binary":
-						row[i] = float64(s)
-					case "spin":
-						row[i] = float64(2*s - 1)
-					default:
-						for a := 0; a < q; a++ {
-							row[i*q+a] = 0
-						}
-						row[i*q+s] = 1
-					}
-					if mat.Equal(mat.NewVecDense(len(row), row), mat.NewVecDense(len(row), x.RawRowView(r))) {
-						cur = s
-					}
-					alts = append(alts, row)
-				}
-				f := make([]float64, len(alts))
-				z := 0.0
-				for s, row := range alts {
-					f[s] = m.FreeEnergy(mat.NewDense(1, len(row), row))[0]
-				}
-				for s := range f {
-					z += math.Exp(f[cur] - f[s])
-				}
-				want -= math.Log(z)
-			}
-		}
-		want /= float64(rows)
-		if math.Abs(got-want) > 1e-9 {
-			t.Errorf("%s: pseudo-likelihood %v, enumeration %v", m, got, want)
-		}
+// TestMonitorLikelihood checks the recorded pseudo-likelihood and
+// log-likelihood against rbm's functions on the final model, and the AIS
+// path against the exact value on a model too large to enumerate cheaply
+// in the trainer's exact branch.
+func TestMonitorLikelihood(t *testing.T) {
+	set := basSet(t)
+	m := rbm.New(rbm.Binary(9), rbm.Binary(6), rbm.Seed(4))
+	tr := Trainer{Method: PCD, Batch: 8, Epochs: 3, LR: 0.05, Monitor: Monitor{LogLikEvery: 3}}
+	hist, err := tr.Fit(context.Background(), m, set)
+	if err != nil {
+		t.Fatal(err)
+	}
+	last := hist.Last()
+	pl, _ := m.PseudoLikelihood(set.X)
+	want := 0.0
+	for _, x := range pl {
+		want += x / float64(len(pl))
+	}
+	logZ, _ := m.ExactLogZ(context.Background())
+	ll, _ := m.LogLikelihood(set.X, logZ)
+	if math.Abs(last.PseudoLikelihood-want) > 1e-12 || math.Abs(last.LogLik-ll) > 1e-12 || math.IsNaN(last.ReconError) {
+		t.Errorf("record %+v; want PL %v, LL %v", last, want, ll)
+	}
+	if !math.IsNaN(hist.Records[0].LogLik) {
+		t.Error("log-likelihood measured at epoch 1 with LogLikEvery 3")
+	}
+	// AIS branch: Gaussian visible × ReLU hidden has no discrete layer.
+	g := rbm.New(rbm.Gaussian(3), rbm.ReLU(2), rbm.Seed(1), rbm.WeightScale(0.3))
+	x := mat.NewDense(4, 3, []float64{0.1, -0.5, 1, 0.3, 0.2, 0, -1, 0.4, 0.2, 0.5, 0.5, -0.3})
+	gs := &data.Set{X: x, Kind: data.KindReal, Q: 1, Source: "g"}
+	aisLL, lo, hi, err := logLikelihood(context.Background(), g, x, gs, Monitor{AISRuns: 50, AISBetas: 2000}, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !(lo <= aisLL && aisLL <= hi) || hi-lo > 1 || math.IsNaN(aisLL) {
+		t.Errorf("AIS LL %v not inside its bounds [%v, %v]", aisLL, lo, hi)
 	}
 }
 

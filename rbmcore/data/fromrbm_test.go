@@ -1,0 +1,57 @@
+package data
+
+import (
+	"context"
+	"math"
+	"testing"
+
+	"gonum.org/v1/gonum/mat"
+
+	"github.com/harmonium-rbm/harmonium/rbmcore/rbm"
+)
+
+// TestFromRBMFrequencies compares sampled configuration frequencies of a
+// small binary RBM with the exact distribution exp(−F(v))/Z enumerated over
+// all 2^4 visible states.
+func TestFromRBMFrequencies(t *testing.T) {
+	m := rbm.New(rbm.Binary(4), rbm.Binary(3), rbm.Seed(2), rbm.WeightScale(1))
+	const samples = 40000
+	set, err := FromRBM(context.Background(), m, samples, 200, 100, 2, 1, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if set.Kind != KindBinary || set.Len() != samples {
+		t.Fatalf("kind %s, %d rows", set.Kind, set.Len())
+	}
+	states := mat.NewDense(16, 4, nil)
+	for s := 0; s < 16; s++ {
+		for i := 0; i < 4; i++ {
+			states.Set(s, i, float64(s>>i&1))
+		}
+	}
+	f := m.FreeEnergy(states)
+	z := 0.0
+	for _, x := range f {
+		z += math.Exp(-x)
+	}
+	counts := make([]float64, 16)
+	for r := 0; r < samples; r++ {
+		s := 0
+		for i, x := range set.Row(r) {
+			s |= int(x) << i
+		}
+		counts[s]++
+	}
+	tv := 0.0
+	for s := range counts {
+		tv += math.Abs(counts[s]/samples-math.Exp(-f[s])/z) / 2
+	}
+	if tv > 0.02 {
+		t.Errorf("total variation %v between samples and the exact distribution", tv)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if _, err := FromRBM(ctx, m, 10, 2, 5, 1, 1, nil); err == nil {
+		t.Error("cancelled context not reported")
+	}
+}
