@@ -35,8 +35,8 @@ PNG_CELL = '''import (
 	"image"
 	"image/png"
 )
-var pngBuf bytes.Buffer
-png.Encode(&pngBuf, image.NewGray(image.Rect(0, 0, 1, 1)))
+pngBuf := new(bytes.Buffer)
+png.Encode(pngBuf, image.NewGray(image.Rect(0, 0, 1, 1)))
 display.PNG(pngBuf.Bytes())'''
 
 
@@ -106,7 +106,9 @@ class HarmoniumKernelTests(jupyter_kernel_test.KernelTests):
 
     def test_is_complete_indent(self):
         self.flush_channels()
-        reply = self.kc.is_complete("func f() {", reply=True, timeout=15)
+        msg_id = self.kc.is_complete("func f() {")
+        reply = self.get_non_kernel_info_reply(timeout=15)
+        self.assertEqual(reply["parent_header"]["msg_id"], msg_id)
         self.assertEqual(reply["content"]["status"], "incomplete")
         self.assertIn("indent", reply["content"])
 
