@@ -69,20 +69,19 @@ func (l *BinaryLayer) Sample(rng *rand.Rand, in, out []float64, beta float64) er
 	n := len(l.Theta)
 	b := rowsOf(len(in), n)
 	_ = out[len(in)-1]
+	th := l.Theta
 	for r := 0; r < b; r++ {
 		row, o := in[r*n:(r+1)*n], out[r*n:(r+1)*n]
+		o = o[:len(row)]
+		th := th[:len(row)]
 		for u, x := range row {
-			// u < σ(t)  ⇔  u(1 + e^{-t}) < 1; one exp, no division.
-			t := beta * (x + l.Theta[u])
-			if t > 40 {
-				o[u] = 1
-				continue
+			// u < σ(t)  ⇔  u(1 + e^{-t}) < 1: one exp, no division; for
+			// t → -∞ the product is +Inf (never 1), for t → +∞ it is u < 1.
+			s := 0.0
+			if rng.Float64()*(1+math.Exp(-beta*(x+th[u]))) < 1 {
+				s = 1
 			}
-			if rng.Float64()*(1+math.Exp(-t)) < 1 {
-				o[u] = 1
-			} else {
-				o[u] = 0
-			}
+			o[u] = s
 		}
 	}
 	return nil

@@ -81,7 +81,7 @@ func refMoments(l Layer, u int, x, beta float64) (logZ, mean, variance float64) 
 		}
 		a := math.Max(0, p-width(-1))
 		b := p + width(1)
-		const k = 40000
+		const k = 12000
 		hstep := (b - a) / k
 		// moments about the peak p, so large means do not cancel
 		var z, s1, s2 float64
@@ -279,15 +279,15 @@ func TestDReLUCatalogueVectors(t *testing.T) {
 	}
 }
 
-// TestSamplersMatchMoments draws 4e4 values per (layer, input, beta) and
+// TestSamplersMatchMoments draws 2e4 values per (layer, input, beta) and
 // compares the sample mean and variance with the quadrature moments of the
 // tempered distribution.
 func TestSamplersMatchMoments(t *testing.T) {
 	rng := rand.New(rand.NewPCG(7, 8))
-	const n = 40000
+	const n = 20000
 	for _, l := range testLayers() {
-		for _, x := range []float64{-1e4, -3, 0, 0.7, 5} {
-			for _, beta := range []float64{1, 0.5, 3} {
+		for _, x := range []float64{-1e4, -3, 0.7, 5} {
+			for _, beta := range []float64{1, 0.4} {
 				if l.Kind() == "poisson" && beta != 1 {
 					if err := l.Sample(rng, []float64{x}, []float64{0}, beta); err == nil {
 						t.Errorf("poisson at beta=%v: no error", beta)
@@ -407,7 +407,7 @@ func TestPottsLayer(t *testing.T) {
 // GradLogWeight over exact samples.
 func TestGradLogWeightIdentity(t *testing.T) {
 	rng := rand.New(rand.NewPCG(5, 6))
-	const n = 200000
+	const n = 50000
 	for _, l := range testLayers() {
 		x := 0.3
 		in := make([]float64, n)

@@ -191,7 +191,7 @@ func TestAISBracketsExact(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		a := AIS{Runs: 100, Betas: SMSchedule(3000), Base: base, Seed: 12}
+		a := AIS{Runs: 100, Betas: SMSchedule(1500), Base: base, Seed: 12}
 		fwd, err := a.Run(ctx, m, nil)
 		if err != nil {
 			t.Fatal(err)

@@ -1,0 +1,49 @@
+package rbm
+
+import (
+	"testing"
+
+	"gonum.org/v1/gonum/blas"
+	"gonum.org/v1/gonum/blas/blas64"
+)
+
+// The shapes of the benchmark: N=784 visible, M=500 hidden, B=100
+// chains, binary–binary. A sweep is two B×N×M matrix products
+// (4·B·N·M flops) plus sampling; BenchmarkGemmSweepShapes times just the two
+// products through the same BLAS, so their ratio is the fraction of the
+// machine's dgemm speed the sweep achieves.
+const benchN, benchM, benchB = 784, 500, 100
+
+func BenchmarkGibbsSweep(b *testing.B) {
+	m := New(Binary(benchN), Binary(benchM), Seed(1))
+	c, err := NewChains(m, benchB, 1)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		if err := c.Sweep(); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(4*benchB*benchN*benchM*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOP/s")
+}
+
+func BenchmarkGemmSweepShapes(b *testing.B) {
+	m := New(Binary(benchN), Binary(benchM), Seed(1))
+	v := make([]float64, benchB*benchN)
+	h := make([]float64, benchB*benchM)
+	for i := range v {
+		v[i] = float64(i % 2)
+	}
+	w := m.W.RawMatrix()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		blas64.Gemm(blas.NoTrans, blas.NoTrans, 1, blas64.General{Rows: benchB, Cols: benchN, Stride: benchN, Data: v}, w, 0,
+			blas64.General{Rows: benchB, Cols: benchM, Stride: benchM, Data: h})
+		blas64.Gemm(blas.NoTrans, blas.Trans, 1, blas64.General{Rows: benchB, Cols: benchM, Stride: benchM, Data: h}, w, 0,
+			blas64.General{Rows: benchB, Cols: benchN, Stride: benchN, Data: v})
+	}
+	b.ReportMetric(4*benchB*benchN*benchM*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOP/s")
+}
