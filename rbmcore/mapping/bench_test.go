@@ -1,0 +1,57 @@
+package mapping
+
+import (
+	"context"
+	"math"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/harmonium-rbm/harmonium/rbmcore/rbm"
+)
+
+// benchModel is an MNIST-sized model (N = 784, M = 1200). scale 0 gives the
+// paper's initial weights ±√(0.1/N) (seed 001 §4.2); otherwise weights are
+// N(0, scale²). Fields are N(0, 0.1²).
+func benchModel(kind string, scale float64) testModel {
+	const n, m = 784, 1200
+	rng := rand.New(rand.NewPCG(11, 12))
+	t := testModel{n: n, m: m, vis: rbm.Binary(n), hid: newHidden(kind, m, rng, 0), w: make([]float64, n*m)}
+	theta := paramByName(t.hid, "theta")
+	for u := range theta {
+		theta[u] = 0.1 * rng.NormFloat64()
+	}
+	if g := paramByName(t.hid, "gamma"); g != nil {
+		for u := range g {
+			g[u] = 1
+		}
+	}
+	for i := range t.w {
+		if scale == 0 {
+			t.w[i] = math.Sqrt(0.1/n) * float64(1-2*rng.IntN(2))
+		} else {
+			t.w[i] = scale * rng.NormFloat64()
+		}
+	}
+	return t
+}
+
+func benchPairwise(b *testing.B, kind string, scale float64) {
+	mp := mustMapper(b, benchModel(kind, scale))
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		if _, err := mp.Pairwise(context.Background()); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkPairwise: the full pairwise J for N = 784, M = 1200 per
+// activation, with the paper's initial weights and with N(0, 0.1²) weights.
+func BenchmarkPairwise(b *testing.B) {
+	for _, c := range []struct{ name, kind string }{
+		{"Linear", "gaussian"}, {"Exponential", "poisson"}, {"Step", "binary"}, {"ReLU", "relu"},
+	} {
+		b.Run(c.name+"/init", func(b *testing.B) { benchPairwise(b, c.kind, 0) })
+		b.Run(c.name+"/sd0.1", func(b *testing.B) { benchPairwise(b, c.kind, 0.1) })
+	}
+}
