@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/binary"
 	"errors"
+	"fmt"
 	"net"
 	"sync"
 	"time"
@@ -96,10 +97,8 @@ func (g *guardedListener) admit(c net.Conn) {
 		c.Close()
 		return
 	}
-	hc := &handshakeConn{Conn: c, pending: first[:]}
-	hc.observe(first[:])
 	select {
-	case g.conns <- hc:
+	case g.conns <- newZMTPConn(c, first[:]):
 	case <-g.closed:
 		c.Close()
 	}
@@ -121,52 +120,90 @@ func (g *guardedListener) Close() error {
 	return g.Listener.Close()
 }
 
-// handshakeConn replays the byte read by admit and lifts the handshake
-// deadline once the peer's ZMTP greeting (64 bytes) and first command (READY
-// or the security mechanism's first command) have been read.
-type handshakeConn struct {
+// maxFrameSize bounds the size of one ZMTP frame a peer may announce. zmq4
+// allocates a frame's announced size before reading it, so a bogus length
+// would otherwise exhaust memory and crash the kernel; such a peer is
+// disconnected instead.
+const maxFrameSize = 1 << 30
+
+const greetingLen = 64 // a ZMTP 3 greeting
+
+// zmtpConn replays the byte read by admit and follows the ZMTP framing of
+// what the peer sends (headers only; bodies are counted, not copied). It lifts
+// the handshake deadline once the peer's greeting and first command (READY)
+// have been read, and fails the read of a frame longer than maxFrameSize.
+type zmtpConn struct {
 	net.Conn
 	pending []byte // read ahead by admit, not yet returned
-	head    []byte // the first greeting+command-header bytes of the stream
-	read    int64  // bytes seen so far
-	need    int64  // bytes to see before the handshake is over; 0 while unknown
-	done    bool
+	skip    int64  // bytes of the current greeting or frame body still to come
+	hdr     []byte // the frame header read so far: flags, then a 1- or 8-byte size
+	frames  int    // complete frames seen
+	err     error  // set when the peer broke the framing rules
 }
 
-const (
-	greetingLen = 64
-	maxHeadLen  = greetingLen + 1 + 8 // flags and a long size
-)
+func newZMTPConn(c net.Conn, first []byte) *zmtpConn {
+	z := &zmtpConn{Conn: c, pending: first, skip: greetingLen, hdr: make([]byte, 0, 9)}
+	z.observe(first)
+	return z
+}
 
 // Read implements net.Conn. zmq4 reads a connection from one goroutine at a
 // time (the handshake, then the message loop), so no lock is needed.
-func (c *handshakeConn) Read(p []byte) (int, error) {
+func (c *zmtpConn) Read(p []byte) (int, error) {
 	if len(c.pending) > 0 {
 		n := copy(p, c.pending)
 		c.pending = c.pending[n:]
 		return n, nil
 	}
+	if c.err != nil {
+		return 0, c.err
+	}
 	n, err := c.Conn.Read(p)
-	if !c.done && n > 0 {
+	if n > 0 {
 		c.observe(p[:n])
+		if c.err != nil {
+			return 0, c.err
+		}
 	}
 	return n, err
 }
 
-func (c *handshakeConn) observe(b []byte) {
-	c.read += int64(len(b))
-	if len(c.head) < maxHeadLen {
-		c.head = append(c.head, b[:min(len(b), maxHeadLen-len(c.head))]...)
-	}
-	if c.need == 0 && len(c.head) >= greetingLen+2 {
-		if flags := c.head[greetingLen]; flags&0x02 == 0 { // short frame: 1-byte size
-			c.need = greetingLen + 2 + int64(c.head[greetingLen+1])
-		} else if len(c.head) >= maxHeadLen {
-			c.need = maxHeadLen + int64(binary.BigEndian.Uint64(c.head[greetingLen+1:])&(1<<62-1))
+func (c *zmtpConn) observe(b []byte) {
+	for len(b) > 0 && c.err == nil {
+		if c.skip > 0 {
+			k := min(c.skip, int64(len(b)))
+			c.skip -= k
+			b = b[k:]
+			if c.skip == 0 && len(c.hdr) > 0 {
+				c.endFrame()
+			}
+			continue
+		}
+		c.hdr = append(c.hdr, b[0])
+		b = b[1:]
+		long := c.hdr[0]&0x02 != 0
+		switch {
+		case !long && len(c.hdr) == 2:
+			c.skip = int64(c.hdr[1])
+		case long && len(c.hdr) == 9:
+			size := binary.BigEndian.Uint64(c.hdr[1:])
+			if size > maxFrameSize {
+				c.err = fmt.Errorf("zmtp: peer %s announced a frame of %d bytes (limit %d)", c.RemoteAddr(), size, maxFrameSize)
+				return
+			}
+			c.skip = int64(size)
+		default:
+			continue
+		}
+		if c.skip == 0 {
+			c.endFrame()
 		}
 	}
-	if c.need > 0 && c.read >= c.need {
-		c.done = true
+}
+
+func (c *zmtpConn) endFrame() {
+	c.hdr = c.hdr[:0]
+	if c.frames++; c.frames == 1 { // the peer's READY: the handshake is over
 		c.Conn.SetDeadline(time.Time{})
 	}
 }
