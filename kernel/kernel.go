@@ -660,11 +660,13 @@ func (k *Kernel) handleExecute(m *Message) {
 		if tb == nil {
 			tb = []string{}
 		}
-		k.publish(m, "error", map[string]any{"ename": e.Name, "evalue": e.Value, "traceback": tb})
+		if !req.Silent {
+			k.publish(m, "error", map[string]any{"ename": e.Name, "evalue": e.Value, "traceback": tb})
+		}
 		// Requests that arrived while the cell ran are taken before the reply
 		// goes out, so that a cell sent after seeing the error is never aborted.
 		var queued []*Message
-		if orTrue(req.StopOnError) {
+		if orTrue(req.StopOnError) && !req.Silent {
 			queued = k.takeQueued()
 		}
 		k.send(k.shell, m, "execute_reply", map[string]any{"status": "error", "execution_count": count,

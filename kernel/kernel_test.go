@@ -129,6 +129,9 @@ func TestExecute(t *testing.T) {
 	if rep2, outs := c.execute("value x", map[string]any{"silent": true}); len(outs) != 0 || rep2["status"] != "ok" {
 		t.Errorf("silent cell published %s", types(outs))
 	}
+	if rep2, outs := c.execute("fail", map[string]any{"silent": true}); len(outs) != 0 || rep2["status"] != "error" {
+		t.Errorf("silent failing cell: reply %v, published %s", rep2, types(outs))
+	}
 	if rep2, _ := c.execute("count", map[string]any{"store_history": false}); rep2["execution_count"] != rep["execution_count"] {
 		t.Errorf("store_history=false changed the count: %v", rep2)
 	}
