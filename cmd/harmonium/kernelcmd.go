@@ -10,6 +10,7 @@ import (
 	"os/signal"
 	"path/filepath"
 	"syscall"
+	"time"
 
 	"github.com/harmonium-rbm/harmonium/kernel"
 )
@@ -81,8 +82,36 @@ func serveKernel(connFile string, newExec func() kernel.Executor, stderr io.Writ
 	}()
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGHUP)
 	defer stop()
+	if os.Getenv("JPY_PARENT_PID") != "" { // started by Jupyter: do not outlive it
+		ctx = watchParent(ctx, time.Second, logger)
+	}
 	k.Run(ctx)
 	return 0
+}
+
+// watchParent returns a context cancelled when the process's parent changes
+// (the process that started it died and it was re-parented), checked every
+// period, as ipykernel's parent poller does.
+func watchParent(ctx context.Context, period time.Duration, logger *log.Logger) context.Context {
+	ctx, cancel := context.WithCancel(ctx)
+	parent := os.Getppid()
+	go func() {
+		t := time.NewTicker(period)
+		defer t.Stop()
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-t.C:
+				if os.Getppid() != parent {
+					logger.Printf("parent process %d is gone; shutting down", parent)
+					cancel()
+					return
+				}
+			}
+		}
+	}()
+	return ctx
 }
 
 // openHistory opens the history file in the user's Jupyter data directory,

@@ -6,11 +6,14 @@ import (
 	"encoding/json"
 	"fmt"
 	"image/png"
+	"io"
+	"log"
 	"net"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/harmonium-rbm/harmonium/kernel"
 )
@@ -170,5 +173,21 @@ func TestLazyExecutor(t *testing.T) {
 	}
 	if s, _ := bad.IsComplete("x"); s != "unknown" {
 		t.Errorf("IsComplete after failed start = %s", s)
+	}
+}
+
+func TestWatchParentKeepsRunningWhileParentLives(t *testing.T) {
+	outer, cancel := context.WithCancel(context.Background())
+	ctx := watchParent(outer, 10*time.Millisecond, log.New(io.Discard, "", 0))
+	select {
+	case <-ctx.Done():
+		t.Fatal("cancelled although the parent is alive")
+	case <-time.After(50 * time.Millisecond):
+	}
+	cancel()
+	select {
+	case <-ctx.Done():
+	case <-time.After(time.Second):
+		t.Fatal("not cancelled with its parent context")
 	}
 }
