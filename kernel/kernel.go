@@ -214,7 +214,8 @@ func (k *Kernel) recv(sock zmq4.Socket, name string) (*Message, bool) {
 			if errors.Is(err, context.Canceled) || errors.Is(err, io.EOF) {
 				return nil, false
 			}
-			k.log.Printf("%s: receive: %v", name, err)
+			k.drops.printf(k.log, "%s: receive: %v", name, err)
+			time.Sleep(10 * time.Millisecond) // never spin on a failing socket
 			continue
 		}
 		m, err := ParseFrames(zm.Frames, k.signer)
@@ -301,7 +302,8 @@ func (k *Kernel) serveHeartbeat() {
 			if k.stopping() || errors.Is(err, context.Canceled) {
 				return
 			}
-			k.log.Printf("heartbeat: receive: %v", err)
+			k.drops.printf(k.log, "heartbeat: receive: %v", err)
+			time.Sleep(10 * time.Millisecond)
 			continue
 		}
 		if err := k.hb.Send(m); err != nil && !k.stopping() {
