@@ -427,6 +427,9 @@ func (k *Kernel) kernelInfo() map[string]any {
 }
 
 func (k *Kernel) handleShell(m *Message) {
+	if k.stopping() {
+		return
+	}
 	k.status(m, "busy")
 	defer k.status(m, "idle")
 	switch t := m.Header.MsgType; t {
@@ -644,6 +647,9 @@ func (k *Kernel) handleExecute(m *Message) {
 	k.mu.Lock()
 	k.cancel = cancel
 	k.mu.Unlock()
+	if k.stopping() { // a shutdown raced with the start of this cell
+		cancel()
+	}
 	out := &cellOutput{k: k, req: m, silent: req.Silent, allowStdin: orTrue(req.AllowStdin), ctx: ctx}
 	opts := ExecOptions{Silent: req.Silent, StoreHistory: store, AllowStdin: out.allowStdin,
 		ExecutionCount: count, UserExpressions: req.UserExpressions}
