@@ -9,11 +9,11 @@ import (
 	"github.com/harmonium-rbm/harmonium/rbmcore/rbm"
 )
 
-// benchModel is an MNIST-sized model (N = 784, M = 1200). scale 0 gives the
+// benchModel is an MNIST-sized model (N = 784, M hidden units). scale 0 gives the
 // paper's initial weights ±√(0.1/N) (seed 001 §4.2); otherwise weights are
-// N(0, scale²). Fields are N(0, 0.1²).
-func benchModel(kind string, scale float64) testModel {
-	const n, m = 784, 1200
+// N(0, scale²). Fields are N(0, 0.1²), γ = 1.
+func benchModel(kind string, scale float64, m int) testModel {
+	const n = 784
 	rng := rand.New(rand.NewPCG(11, 12))
 	t := testModel{n: n, m: m, vis: rbm.Binary(n), hid: newHidden(kind, m, rng, 0), w: make([]float64, n*m)}
 	theta := paramByName(t.hid, "theta")
@@ -36,7 +36,7 @@ func benchModel(kind string, scale float64) testModel {
 }
 
 func benchPairwise(b *testing.B, kind string, scale float64) {
-	mp := mustMapper(b, benchModel(kind, scale))
+	mp := mustMapper(b, benchModel(kind, scale, 1200))
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
 		if _, err := mp.Pairwise(context.Background()); err != nil {
@@ -46,12 +46,15 @@ func benchPairwise(b *testing.B, kind string, scale float64) {
 }
 
 // BenchmarkPairwise: the full pairwise J for N = 784, M = 1200 per
-// activation, with the paper's initial weights and with N(0, 0.1²) weights.
+// activation, with the paper's initial weights ±√(0.1/N), with N(0, 0.035²)
+// weights (the effective weight scale of the paper's trained models, Fig. 11)
+// and with N(0, 0.1²) weights.
 func BenchmarkPairwise(b *testing.B) {
 	for _, c := range []struct{ name, kind string }{
 		{"Linear", "gaussian"}, {"Exponential", "poisson"}, {"Step", "binary"}, {"ReLU", "relu"},
 	} {
 		b.Run(c.name+"/init", func(b *testing.B) { benchPairwise(b, c.kind, 0) })
+		b.Run(c.name+"/sd0.035", func(b *testing.B) { benchPairwise(b, c.kind, 0.035) })
 		b.Run(c.name+"/sd0.1", func(b *testing.B) { benchPairwise(b, c.kind, 0.1) })
 	}
 }

@@ -88,7 +88,7 @@ const pairBlock = 8
 
 // unitPrep is the per-unit data of the elementwise pairwise kernels.
 type unitPrep struct {
-	mode  int       // prepSkip, prepLog1p, prepPoly8, prepTaylor, prepDirect
+	mode  int       // prepSkip, prepLog1p, prepPoly2/4, prepAtanh, prepTaylor, prepDirect
 	y     []float64 // Step: y_kµ; ReLU: scaled weights a_kµ (length N)
 	order int       // ReLU Taylor order in a_l
 	inner int       // ReLU Taylor order in a_k of the coefficients
@@ -99,14 +99,15 @@ const (
 	prepLog1p
 	prepPoly2
 	prepPoly4
-	prepPoly8
+	prepAtanh
 	prepTaylor
 	prepDirect
 )
 
 // polyMax[d] bounds |x| for the degree-d Taylor polynomial of log1p: the
 // truncation error |x|^d/(d+1) stays below 1e-17 relative.
-var polyMax = map[int]float64{2: 5.4e-9, 4: 7.4e-5, 8: 0.0098}
+// polyMax[0] bounds |x| for the atanh form (7 odd terms).
+var polyMax = map[int]float64{2: 5.4e-9, 4: 7.4e-5, 0: 0.1}
 
 func (mp *Mapper) prepareUnits() ([]unitPrep, error) {
 	n, m, h := mp.n, mp.m, mp.h
@@ -139,8 +140,8 @@ func (mp *Mapper) prepareUnits() ([]unitPrep, error) {
 				p.mode = prepPoly2
 			case x <= polyMax[4]:
 				p.mode = prepPoly4
-			case x <= polyMax[8]:
-				p.mode = prepPoly8
+			case x <= polyMax[0]:
+				p.mode = prepAtanh
 			default:
 				p.mode = prepLog1p
 			}
@@ -158,7 +159,7 @@ func (mp *Mapper) prepareUnits() ([]unitPrep, error) {
 			if a < r/3 {
 				rho := a / (r - a)
 				d := 1
-				for ; d < maxJet/4; d++ {
+				for ; d < maxJet/2; d++ {
 					if math.Pow(rho, float64(d))*float64(d+1) < 1e-17 {
 						break
 					}
@@ -169,7 +170,7 @@ func (mp *Mapper) prepareUnits() ([]unitPrep, error) {
 						break
 					}
 				}
-				if d < maxJet/4 && d+inner < maxJet {
+				if d < maxJet/2 && d+inner < maxJet {
 					p.mode, p.order, p.inner = prepTaylor, d, inner
 				}
 			}
@@ -253,7 +254,7 @@ func (mp *Mapper) pairUnit(c *unitCalc, p *unitPrep, mu, k0, k1 int, j, coef []f
 	switch p.mode {
 	case prepSkip:
 		return
-	case prepPoly2, prepPoly4, prepPoly8:
+	case prepPoly2, prepPoly4, prepAtanh:
 		for k := k0; k < k1; k++ {
 			yk := p.y[k]
 			if yk == 0 {
@@ -275,9 +276,13 @@ func (mp *Mapper) pairUnit(c *unitCalc, p *unitPrep, mu, k0, k1 int, j, coef []f
 					row[i] += x * (1 + x*(-1.0/2+x*(1.0/3+x*(-1.0/4))))
 				}
 			default:
+				// log1p(x) = 2 atanh(z), z = x/(2+x), |z| ≤ 0.0477: odd
+				// series to z¹³ (truncation below 1e-17 relative).
 				for i, yl := range ys {
 					x := yk * yl
-					row[i] += x * (1 + x*(-1.0/2+x*(1.0/3+x*(-1.0/4+x*(1.0/5+x*(-1.0/6+x*(1.0/7+x*(-1.0/8))))))))
+					z := x / (2 + x)
+					z2 := z * z
+					row[i] += 2 * z * (1 + z2*(1.0/3+z2*(1.0/5+z2*(1.0/7+z2*(1.0/9+z2*(1.0/11+z2*(1.0/13)))))))
 				}
 			}
 		}
@@ -322,16 +327,21 @@ func (mp *Mapper) pairUnit(c *unitCalc, p *unitPrep, mu, k0, k1 int, j, coef []f
 			ys := p.y[k+1 : n]
 			row := j[k*n+k+1 : (k+1)*n]
 			row = row[:len(ys)]
+			es := e[1 : d+1]
 			for i, al := range ys {
 				s := 0.0
-				for q := d; q >= 1; q-- {
-					s = s*al + e[q]
+				for q := len(es) - 1; q >= 0; q-- {
+					s = s*al + es[q]
 				}
 				row[i] += s * al
 			}
 		}
 	case prepDirect:
+		// Units whose weights are too large for the series: the four-corner
+		// Möbius sum (precision-preserving for ReLU, the layer's CGF
+		// otherwise).
 		var buf [2]float64
+		relu := mp.h.fam == famReLU
 		for k := k0; k < k1; k++ {
 			wk := mp.w[k*mp.m+mu]
 			if wk == 0 {
@@ -343,8 +353,13 @@ func (mp *Mapper) pairUnit(c *unitCalc, p *unitPrep, mu, k0, k1 int, j, coef []f
 				if wl == 0 {
 					continue
 				}
-				buf[0], buf[1] = wk, wl
-				row[l] += c.unit(mu, buf[:])
+				if relu {
+					buf[0], buf[1] = p.y[k], p.y[l]
+					row[l] += c.direct(mp.h.x0[mu], buf[:])
+				} else {
+					buf[0], buf[1] = wk, wl
+					row[l] += c.unit(mu, buf[:])
+				}
 			}
 		}
 	}
