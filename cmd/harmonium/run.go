@@ -1,0 +1,377 @@
+package main
+
+import (
+	"context"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"regexp"
+	"strings"
+
+	"github.com/harmonium-rbm/harmonium/lang"
+)
+
+func init() {
+	subcommands["run"] = subcommand{runMain,
+		"run NOTEBOOK.ipynb [-o OUT.ipynb] [--allow-errors] | SCRIPT.go\n                                execute a notebook (outputs written back) or a script headlessly"}
+}
+
+// runCommand implements `harmonium run ARGS` and returns the exit status.
+func runCommand(args []string) int { return runMain(args, os.Stdout, os.Stderr) }
+
+// runMain executes a notebook or a script with one lang session.
+func runMain(args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("harmonium run", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	out := fs.String("o", "", "write the executed notebook to `file` (default: in place)")
+	allowErrors := fs.Bool("allow-errors", false, "run all cells even if some fail, and exit 0")
+	// Accept flags after the file name too.
+	var files []string
+	rest := args
+	for len(rest) > 0 {
+		if err := fs.Parse(rest); err != nil {
+			return 2
+		}
+		if fs.NArg() == 0 {
+			break
+		}
+		files = append(files, fs.Arg(0))
+		rest = fs.Args()[1:]
+	}
+	if len(files) != 1 {
+		fmt.Fprintln(stderr, "usage: harmonium run NOTEBOOK.ipynb [-o OUT.ipynb] [--allow-errors] | SCRIPT.go")
+		return 2
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	defer stop()
+	path := files[0]
+	switch strings.ToLower(filepath.Ext(path)) {
+	case ".ipynb":
+		return runNotebook(ctx, path, *out, *allowErrors, stderr)
+	case ".go":
+		return runScript(ctx, path, *allowErrors, stdout, stderr)
+	}
+	fmt.Fprintf(stderr, "harmonium run: %s: expected a .ipynb notebook or a .go script\n", path)
+	return 2
+}
+
+// notebookOutput records a cell's outputs in nbformat form, and draws
+// progress bars and errors on the terminal.
+type notebookOutput struct {
+	outputs  []map[string]any
+	byID     map[string][]int // display id -> indices of outputs showing it
+	terminal io.Writer
+}
+
+func (o *notebookOutput) Stream(name, text string) {
+	if strings.HasPrefix(text, "\r") && name == "stderr" {
+		fmt.Fprint(o.terminal, text) // progress bar
+	}
+	if n := len(o.outputs); n > 0 {
+		last := o.outputs[n-1]
+		if last["output_type"] == "stream" && last["name"] == name {
+			last["text"] = last["text"].(string) + text
+			return
+		}
+	}
+	o.outputs = append(o.outputs, map[string]any{"output_type": "stream", "name": name, "text": text})
+}
+
+func (o *notebookOutput) Display(data, metadata, transient map[string]any, update bool) {
+	id, _ := transient["display_id"].(string)
+	if update {
+		for _, i := range o.byID[id] {
+			o.outputs[i]["data"] = data
+			o.outputs[i]["metadata"] = metadata
+		}
+		return
+	}
+	if id != "" {
+		o.byID[id] = append(o.byID[id], len(o.outputs))
+	}
+	o.outputs = append(o.outputs, map[string]any{"output_type": "display_data", "data": data, "metadata": metadata})
+}
+
+func (o *notebookOutput) ClearOutput(bool) {
+	o.outputs = nil
+	o.byID = map[string][]int{}
+}
+
+func (o *notebookOutput) Input(string, bool) (string, error) {
+	return "", errors.New("harmonium run: cells cannot read input")
+}
+
+// carriageReturns keeps, on each line, only the text after its last \r (what
+// a terminal shows), so progress bars are stored once.
+var carriageReturns = regexp.MustCompile(`[^\n]*\r`)
+
+func tidyStreams(outputs []map[string]any) {
+	for _, o := range outputs {
+		if t, ok := o["text"].(string); ok && o["output_type"] == "stream" {
+			o["text"] = carriageReturns.ReplaceAllString(t, "")
+		}
+	}
+}
+
+// cellSource joins an nbformat source (string or list of lines).
+func cellSource(v any) string {
+	switch s := v.(type) {
+	case string:
+		return s
+	case []any:
+		var sb strings.Builder
+		for _, l := range s {
+			if str, ok := l.(string); ok {
+				sb.WriteString(str)
+			}
+		}
+		return sb.String()
+	}
+	return ""
+}
+
+func firstLineOf(src string) string {
+	l, _, _ := strings.Cut(strings.TrimSpace(src), "\n")
+	if len(l) > 60 {
+		l = l[:57] + "..."
+	}
+	return l
+}
+
+func runNotebook(ctx context.Context, path, outPath string, allowErrors bool, stderr io.Writer) int {
+	raw, err := os.ReadFile(path)
+	if err != nil {
+		fmt.Fprintf(stderr, "harmonium run: %v\n", err)
+		return 1
+	}
+	var nb map[string]any
+	if err := json.Unmarshal(raw, &nb); err != nil {
+		fmt.Fprintf(stderr, "harmonium run: %s is not a JSON notebook: %v\n", path, err)
+		return 1
+	}
+	cells, _ := nb["cells"].([]any)
+	if outPath == "" {
+		outPath = path
+	}
+	if outPath, err = filepath.Abs(outPath); err != nil {
+		fmt.Fprintf(stderr, "harmonium run: %v\n", err)
+		return 1
+	}
+	// Cells run in the notebook's directory, as under Jupyter.
+	if dir := filepath.Dir(path); dir != "." {
+		if err := os.Chdir(dir); err != nil {
+			fmt.Fprintf(stderr, "harmonium run: %v\n", err)
+			return 1
+		}
+	}
+	s, err := lang.New(lang.Options{Terminal: true})
+	if err != nil {
+		fmt.Fprintf(stderr, "harmonium run: starting the interpreter: %v\n", err)
+		return 1
+	}
+	defer s.Close()
+	status, count := 0, 0
+	for i, c := range cells {
+		cell, ok := c.(map[string]any)
+		if !ok {
+			continue
+		}
+		if _, ok := cell["id"]; !ok {
+			cell["id"] = fmt.Sprintf("cell-%d", i+1)
+		}
+		if cell["cell_type"] != "code" {
+			continue
+		}
+		src := cellSource(cell["source"])
+		if status != 0 && !allowErrors {
+			cell["outputs"], cell["execution_count"] = []any{}, nil
+			continue
+		}
+		count++
+		o := &notebookOutput{byID: map[string][]int{}, terminal: stderr}
+		res := s.Execute(ctx, src, o)
+		if res.Data != nil {
+			o.outputs = append(o.outputs, map[string]any{"output_type": "execute_result", "execution_count": count, "data": res.Data, "metadata": orEmpty(res.Metadata)})
+		}
+		if res.Err != nil {
+			o.outputs = append(o.outputs, map[string]any{"output_type": "error", "ename": res.Err.Name, "evalue": res.Err.Value, "traceback": orEmptyList(res.Err.Traceback)})
+			fmt.Fprintf(stderr, "harmonium run: cell %d (%q) failed: %s: %s\n", i+1, firstLineOf(src), res.Err.Name, res.Err.Value)
+			status = 1
+		}
+		tidyStreams(o.outputs)
+		outs := make([]any, len(o.outputs))
+		for k, x := range o.outputs {
+			if x["output_type"] == "display_data" || x["output_type"] == "execute_result" {
+				if x["metadata"] == nil {
+					x["metadata"] = map[string]any{}
+				}
+			}
+			outs[k] = x
+		}
+		cell["outputs"], cell["execution_count"] = outs, count
+		if ctx.Err() != nil {
+			fmt.Fprintln(stderr, "harmonium run: interrupted")
+			status = 130
+			break
+		}
+	}
+	nb["nbformat"], nb["nbformat_minor"] = 4, 5
+	meta, _ := nb["metadata"].(map[string]any)
+	if meta == nil {
+		meta = map[string]any{}
+		nb["metadata"] = meta
+	}
+	if _, ok := meta["kernelspec"]; !ok {
+		meta["kernelspec"] = map[string]any{"name": "harmonium", "display_name": "Go (Harmonium)", "language": "go"}
+	}
+	if _, ok := meta["language_info"]; !ok {
+		meta["language_info"] = map[string]any{"name": "go", "file_extension": ".go", "mimetype": "text/x-go"}
+	}
+	b, err := json.MarshalIndent(nb, "", " ")
+	if err == nil {
+		err = os.WriteFile(outPath, append(b, '\n'), 0o644)
+	}
+	if err != nil {
+		fmt.Fprintf(stderr, "harmonium run: writing %s: %v\n", outPath, err)
+		return 1
+	}
+	if allowErrors && status == 1 {
+		return 0
+	}
+	return status
+}
+
+func orEmpty(m map[string]any) map[string]any {
+	if m == nil {
+		return map[string]any{}
+	}
+	return m
+}
+
+func orEmptyList(l []string) []string {
+	if l == nil {
+		return []string{}
+	}
+	return l
+}
+
+// scriptOutput prints a script's output on the terminal and saves images
+// beside the script.
+type scriptOutput struct {
+	stdout, stderr io.Writer
+	base           string // image file prefix
+	cell, images   int
+}
+
+func (o *scriptOutput) Stream(name, text string) {
+	if name == "stderr" {
+		fmt.Fprint(o.stderr, text)
+	} else {
+		fmt.Fprint(o.stdout, text)
+	}
+}
+
+func (o *scriptOutput) Display(data, _, _ map[string]any, update bool) {
+	o.show(data)
+}
+
+// show prints text and saves the images of a bundle.
+func (o *scriptOutput) show(data map[string]any) {
+	for _, f := range []struct{ mime, ext string }{{"image/png", ".png"}, {"image/jpeg", ".jpg"}, {"image/svg+xml", ".svg"}} {
+		v, ok := data[f.mime].(string)
+		if !ok {
+			continue
+		}
+		b := []byte(v)
+		if f.ext != ".svg" {
+			var err error
+			if b, err = base64.StdEncoding.DecodeString(v); err != nil {
+				continue
+			}
+		}
+		o.images++
+		name := fmt.Sprintf("%s_cell%d_%d%s", o.base, o.cell, o.images, f.ext)
+		if err := os.WriteFile(name, b, 0o644); err != nil {
+			fmt.Fprintf(o.stderr, "harmonium run: saving image: %v\n", err)
+			return
+		}
+		fmt.Fprintf(o.stdout, "[image saved to %s]\n", name)
+		return
+	}
+	if t, ok := data["text/plain"].(string); ok {
+		fmt.Fprintln(o.stdout, t)
+	}
+}
+
+func (o *scriptOutput) ClearOutput(bool) {}
+
+func (o *scriptOutput) Input(string, bool) (string, error) {
+	return "", errors.New("harmonium run: scripts cannot read input")
+}
+
+// scriptSeparator starts a new cell in a script.
+var scriptSeparator = regexp.MustCompile(`(?m)^// ?%%.*$`)
+
+// splitScript cuts a script at its `// %%` lines, keeping line numbers: each
+// cell is padded with the newlines before it.
+func splitScript(src string) []string {
+	var cells []string
+	prev := 0
+	for _, loc := range scriptSeparator.FindAllStringIndex(src, -1) {
+		cells = append(cells, src[prev:loc[0]])
+		prev = loc[1]
+	}
+	cells = append(cells, src[prev:])
+	var out []string
+	line := 0
+	for _, c := range cells {
+		if strings.TrimSpace(c) != "" {
+			out = append(out, strings.Repeat("\n", line)+c)
+		}
+		line += strings.Count(c, "\n")
+	}
+	return out
+}
+
+func runScript(ctx context.Context, path string, allowErrors bool, stdout, stderr io.Writer) int {
+	raw, err := os.ReadFile(path)
+	if err != nil {
+		fmt.Fprintf(stderr, "harmonium run: %v\n", err)
+		return 1
+	}
+	s, err := lang.New(lang.Options{Terminal: true})
+	if err != nil {
+		fmt.Fprintf(stderr, "harmonium run: starting the interpreter: %v\n", err)
+		return 1
+	}
+	defer s.Close()
+	o := &scriptOutput{stdout: stdout, stderr: stderr, base: strings.TrimSuffix(path, filepath.Ext(path))}
+	status := 0
+	for i, src := range splitScript(string(raw)) {
+		o.cell, o.images = i+1, 0
+		res := s.Execute(ctx, src, o)
+		if res.Data != nil {
+			o.show(res.Data)
+		}
+		if res.Err != nil {
+			fmt.Fprintf(stderr, "%s\nharmonium run: %s: cell %d failed: %s: %s\n", strings.Join(res.Err.Traceback, "\n"), path, i+1, res.Err.Name, res.Err.Value)
+			status = 1
+			if !allowErrors {
+				break
+			}
+		}
+		if ctx.Err() != nil {
+			return 130
+		}
+	}
+	if allowErrors {
+		return 0
+	}
+	return status
+}

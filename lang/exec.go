@@ -1,0 +1,585 @@
+package lang
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"go/ast"
+	"go/parser"
+	"go/scanner"
+	"go/token"
+	"reflect"
+	"regexp"
+	"runtime"
+	"strconv"
+	"strings"
+
+	"github.com/traefik/yaegi/interp"
+)
+
+// chunk is a group of items evaluated by one call into the interpreter.
+type chunk struct {
+	kind  itemKind
+	items []item
+}
+
+// runGo evaluates Go source of a cell: imports first, then type, function
+// and constant declarations (unless they use variables the cell's statements
+// declare), then statements and the remaining declarations in source order.
+func (s *Session) runGo(ctx context.Context, c *cell, src string) *Error {
+	src, carried, err := s.prepareTypes(src)
+	if err != nil {
+		return syntaxError(src, err)
+	}
+	items, err := splitCell(src)
+	if err != nil {
+		return syntaxError(src, err)
+	}
+	// Imports.
+	for _, it := range items {
+		if it.kind == itemImport {
+			if e := s.importItem(ctx, src, it); e != nil {
+				return e
+			}
+		}
+	}
+	// Names declared by top-level statements.
+	stmtNames := map[string]bool{}
+	for _, it := range items {
+		if it.kind == itemStmt {
+			for _, n := range definedNames(src[it.start:it.end]) {
+				stmtNames[n] = true
+			}
+		}
+	}
+	// Declarations using those names stay in place, and so do, transitively,
+	// declarations using theirs.
+	for changed := true; changed; {
+		changed = false
+		for _, it := range items {
+			if it.kind != itemDecl || !mentions(src[it.start:it.end], stmtNames) {
+				continue
+			}
+			for _, n := range declNames(src[it.start:it.end]) {
+				if !stmtNames[n] {
+					stmtNames[n], changed = true, true
+				}
+			}
+		}
+	}
+	var hoisted []item
+	var chunks []chunk
+	for _, it := range items {
+		switch {
+		case it.kind == itemImport:
+		case it.kind == itemDecl && !mentions(src[it.start:it.end], stmtNames):
+			hoisted = append(hoisted, it)
+		default:
+			kind := it.kind
+			if n := len(chunks); n > 0 && chunks[n-1].kind == kind && kind == itemStmt {
+				chunks[n-1].items = append(chunks[n-1].items, it)
+			} else {
+				chunks = append(chunks, chunk{kind: kind, items: []item{it}})
+			}
+		}
+	}
+	if len(hoisted) > 0 || carried != "" {
+		if e := s.evalDecls(ctx, src, hoisted, carried); e != nil {
+			return e
+		}
+	}
+	s.commitTypes(src, items)
+	var last *item
+	if len(items) > 0 && items[len(items)-1].kind == itemStmt {
+		last = &items[len(items)-1]
+	}
+	for i, ch := range chunks {
+		if ch.kind == itemDecl {
+			if e := s.evalDecls(ctx, src, ch.items, ""); e != nil {
+				return e
+			}
+			continue
+		}
+		isLast := i == len(chunks)-1 && last != nil
+		if e := s.evalStmts(ctx, c, src, ch.items, isLast); e != nil {
+			return e
+		}
+	}
+	return nil
+}
+
+// definedNames lists the names a top-level statement declares (x := …, var x …).
+func definedNames(stmt string) []string {
+	_, body, err := parseChunk(stmt)
+	if err != nil || len(body.List) == 0 {
+		return nil
+	}
+	var names []string
+	switch x := body.List[0].(type) {
+	case *ast.AssignStmt:
+		if x.Tok == token.DEFINE {
+			for _, l := range x.Lhs {
+				if id, ok := l.(*ast.Ident); ok && id.Name != "_" {
+					names = append(names, id.Name)
+				}
+			}
+		}
+	case *ast.DeclStmt:
+		if g, ok := x.Decl.(*ast.GenDecl); ok {
+			for _, sp := range g.Specs {
+				if vs, ok := sp.(*ast.ValueSpec); ok {
+					for _, id := range vs.Names {
+						names = append(names, id.Name)
+					}
+				}
+			}
+		}
+	}
+	return names
+}
+
+// declNames lists the names a declaration introduces (functions, types,
+// constants; not methods).
+func declNames(text string) []string {
+	f, err := parser.ParseFile(token.NewFileSet(), "", "package main;"+text, parser.SkipObjectResolution)
+	if err != nil {
+		return nil
+	}
+	var names []string
+	for _, d := range f.Decls {
+		switch x := d.(type) {
+		case *ast.FuncDecl:
+			if x.Recv == nil {
+				names = append(names, x.Name.Name)
+			}
+		case *ast.GenDecl:
+			for _, sp := range x.Specs {
+				switch y := sp.(type) {
+				case *ast.TypeSpec:
+					names = append(names, y.Name.Name)
+				case *ast.ValueSpec:
+					for _, id := range y.Names {
+						names = append(names, id.Name)
+					}
+				}
+			}
+		}
+	}
+	return names
+}
+
+// mentions reports whether src uses any identifier of names.
+func mentions(src string, names map[string]bool) bool {
+	if len(names) == 0 {
+		return false
+	}
+	found := false
+	forIdents(src, func(_ int, name string, afterDot bool) {
+		if !afterDot && names[name] {
+			found = true
+		}
+	})
+	return found
+}
+
+// forIdents calls f for each identifier token of src with its offset.
+func forIdents(src string, f func(off int, name string, afterDot bool)) {
+	fset := token.NewFileSet()
+	file := fset.AddFile("", -1, len(src))
+	var sc scanner.Scanner
+	sc.Init(file, []byte(src), nil, 0)
+	prev := token.ILLEGAL
+	for {
+		pos, tok, lit := sc.Scan()
+		if tok == token.EOF {
+			return
+		}
+		if tok == token.IDENT {
+			f(file.Offset(pos), lit, prev == token.PERIOD)
+		}
+		prev = tok
+	}
+}
+
+// importItem evaluates the new imports of an import declaration; imports
+// already made in the session are skipped (yaegi rejects re-imports).
+func (s *Session) importItem(ctx context.Context, src string, it item) *Error {
+	text := src[it.start:it.end]
+	fset := token.NewFileSet()
+	f, err := parser.ParseFile(fset, "cell", "package main;"+text, parser.ImportsOnly)
+	if err != nil {
+		return syntaxError(src, shiftErr(err, it, len("package main;")))
+	}
+	for _, spec := range f.Imports {
+		p, _ := strconv.Unquote(spec.Path.Value)
+		name := s.names[p]
+		if name == "" {
+			name = path_base(p)
+		}
+		if spec.Name != nil {
+			name = spec.Name.Name
+		}
+		if name == "_" || name == "." {
+			continue
+		}
+		if s.imports[name] == p {
+			continue
+		}
+		if _, ok := s.exports[p]; !ok {
+			line, col := lineCol(src, it.start)
+			return &Error{Name: "ImportError", Value: fmt.Sprintf("cell:%d:%d: package %q is not available in Harmonium (only the Go standard library, gonum, gonum/plot, rbmcore and display are compiled in)", line, col, p)}
+		}
+		line, col := lineCol(src, it.start)
+		code := lineDirective(line, col) + fmt.Sprintf("import %s %q", name, p)
+		if _, e := s.eval(ctx, code, src); e != nil {
+			return e
+		}
+		s.imports[name] = p
+	}
+	return nil
+}
+
+func path_base(p string) string {
+	p = strings.TrimSuffix(p, "/")
+	if i := strings.LastIndex(p, "/"); i >= 0 {
+		p = p[i+1:]
+	}
+	return p
+}
+
+// evalDecls evaluates declarations in one go, each positioned at its place in
+// the cell; carried is extra source re-declaring a redefined type's methods.
+func (s *Session) evalDecls(ctx context.Context, src string, items []item, carried string) *Error {
+	var sb strings.Builder
+	for _, it := range items {
+		sb.WriteString(lineDirective(it.line, it.col))
+		sb.WriteString(src[it.start:it.end])
+		sb.WriteString("\n")
+	}
+	if carried != "" {
+		sb.WriteString("\n//line carried:1:1\n")
+		sb.WriteString(carried)
+	}
+	_, e := s.eval(ctx, sb.String(), src)
+	if e == nil {
+		for _, it := range items {
+			s.recordDecl(src[it.start:it.end])
+		}
+	}
+	return e
+}
+
+// recordDecl remembers the names a declaration introduces (for %who and
+// completion).
+func (s *Session) recordDecl(text string) {
+	f, err := parser.ParseFile(token.NewFileSet(), "", "package main;"+text, parser.SkipObjectResolution)
+	if err != nil {
+		return
+	}
+	for _, d := range f.Decls {
+		switch x := d.(type) {
+		case *ast.FuncDecl:
+			if x.Recv == nil {
+				s.decls[x.Name.Name] = "func"
+			}
+		case *ast.GenDecl:
+			for _, sp := range x.Specs {
+				switch y := sp.(type) {
+				case *ast.TypeSpec:
+					s.decls[y.Name.Name] = "type"
+				case *ast.ValueSpec:
+					for _, id := range y.Names {
+						s.decls[id.Name] = "const"
+					}
+				}
+			}
+		}
+	}
+}
+
+// evalStmts rewrites and evaluates a run of statements. final tells that the
+// run ends the cell, so a trailing expression's value is the cell's result.
+func (s *Session) evalStmts(ctx context.Context, c *cell, src string, items []item, final bool) *Error {
+	prog, r, finalStmt, e := s.prepareStmts(c, src, items, final)
+	if e != nil {
+		return e
+	}
+	v, e := s.execute(ctx, prog, src)
+	if e != nil {
+		return e
+	}
+	if finalStmt != nil && !r.wrapFinal && !c.hasResult && v.IsValid() && s.showUnknown(finalStmt.X) {
+		if v.CanInterface() {
+			c.result, c.hasResult = v.Interface(), true
+		}
+	}
+	return nil
+}
+
+// prepareStmts parses, rewrites and compiles a run of statements.
+func (s *Session) prepareStmts(c *cell, src string, items []item, final bool) (*interp.Program, *rewriter, *ast.ExprStmt, *Error) {
+	start, end := items[0].start, items[len(items)-1].end
+	text := src[start:end]
+	file, body, err := parseChunk(text)
+	if err != nil {
+		return nil, nil, nil, syntaxError(src, shiftChunkErr(err, src, start))
+	}
+	var finalStmt *ast.ExprStmt
+	if final && len(body.List) > 0 {
+		finalStmt, _ = body.List[len(body.List)-1].(*ast.ExprStmt)
+	}
+	build := func(asInt bool) (string, *rewriter, *Error) {
+		r := &rewriter{ed: &editor{src: text}, file: file, body: body, oracle: s, cell: c.n, next: &s.counter, rangeAsInt: asInt}
+		if finalStmt != nil {
+			r.wrapFinal = s.showable(finalStmt.X)
+		}
+		r.rewrite(finalStmt)
+		if r.err != nil {
+			msg := "cell:" + shiftPos(r.err.Error(), src, start)
+			return "", nil, &Error{Name: "CompileError", Value: msg, Traceback: withSource(src, "CompileError: "+msg)}
+		}
+		line, col := lineCol(src, start)
+		return "\n;" + lineDirective(line, col) + r.ed.text(), r, nil
+	}
+	code, r, e := build(false)
+	if e != nil {
+		return nil, nil, nil, e
+	}
+	prog, e := s.compile(code, src)
+	if e != nil && r.rangeUnsure && strings.Contains(e.Value, "nil type") {
+		code, r, e = build(true)
+		if e != nil {
+			return nil, nil, nil, e
+		}
+		prog, e = s.compile(code, src)
+	}
+	if e != nil {
+		if strings.Contains(e.Value, "nil type") {
+			e.Value += " (the interpreter could not type a construct of this cell, often a range over an integer whose type it cannot infer: write `for i := 0; i < n; i++`)"
+			e.Traceback = []string{"CompileError: " + e.Value}
+		}
+		return nil, nil, nil, e
+	}
+	for _, h := range r.handles {
+		s.handles[h] = true
+	}
+	return prog, r, finalStmt, nil
+}
+
+// showable decides, before running, whether the final expression's value is
+// worth showing and has exactly one value (so it can be wrapped).
+func (s *Session) showable(e ast.Expr) bool {
+	call, ok := ast.Unparen(e).(*ast.CallExpr)
+	if !ok {
+		return true
+	}
+	if id, ok := call.Fun.(*ast.Ident); ok {
+		switch {
+		case noResultBuiltins[id.Name]:
+			return false
+		case id.Name == "len" || id.Name == "cap" || id.Name == "append" || id.Name == "make" || id.Name == "new" ||
+			id.Name == "complex" || id.Name == "real" || id.Name == "imag" || id.Name == "min" || id.Name == "max":
+			return true
+		}
+	}
+	if !isPure(call.Fun) {
+		return false
+	}
+	return s.numOut(exprString(call.Fun)) == 1
+}
+
+// showUnknown decides after running whether to show the value of a final
+// call that was not wrapped: not when the callee is known to return several
+// values or none; yes when it is unknown (yaegi gives the first result).
+func (s *Session) showUnknown(e ast.Expr) bool {
+	call, ok := ast.Unparen(e).(*ast.CallExpr)
+	if !ok {
+		return false
+	}
+	if id, ok := call.Fun.(*ast.Ident); ok && noResultBuiltins[id.Name] {
+		return false
+	}
+	if isPure(call.Fun) && !isConversion(call.Fun) {
+		if n := s.numOut(exprString(call.Fun)); n >= 0 {
+			return n == 1
+		}
+	}
+	return true
+}
+
+func isConversion(e ast.Expr) bool {
+	switch x := e.(type) {
+	case *ast.ArrayType, *ast.MapType, *ast.ChanType, *ast.FuncType, *ast.InterfaceType, *ast.StructType:
+		return true
+	case *ast.Ident:
+		return intTypes[x.Name] || x.Name == "float64" || x.Name == "float32" || x.Name == "string" || x.Name == "bool"
+	}
+	return false
+}
+
+// exprString prints a pure expression.
+func exprString(e ast.Expr) string {
+	switch x := e.(type) {
+	case *ast.Ident:
+		return x.Name
+	case *ast.SelectorExpr:
+		return exprString(x.X) + "." + x.Sel.Name
+	case *ast.ParenExpr:
+		return "(" + exprString(x.X) + ")"
+	case *ast.StarExpr:
+		return "*" + exprString(x.X)
+	}
+	return ""
+}
+
+// compile compiles code, turning compile errors and compiler panics into a
+// CompileError.
+func (s *Session) compile(code, src string) (prog *interp.Program, e *Error) {
+	defer func() {
+		if r := recover(); r != nil {
+			s.yerr.takeFrames()
+			msg := cellPos(fmt.Sprint(r))
+			prog, e = nil, &Error{Name: "CompileError", Value: msg, Traceback: []string{"CompileError: " + msg}}
+		}
+	}()
+	p, err := s.in.Compile(code)
+	if err != nil {
+		return nil, compileError(src, err)
+	}
+	return p, nil
+}
+
+// execute runs a compiled program under ctx.
+func (s *Session) execute(ctx context.Context, prog *interp.Program, src string) (v reflect.Value, e *Error) {
+	v, err := s.in.ExecuteWithContext(ctx, prog)
+	if err == nil {
+		return v, nil
+	}
+	if ctx.Err() != nil && errors.Is(err, ctx.Err()) {
+		s.yerr.takeFrames()
+		return reflect.Value{}, &Error{Name: "Interrupted", Value: errInterrupted.Error(), Traceback: []string{"Interrupted: " + errInterrupted.Error()}}
+	}
+	var p interp.Panic
+	if errors.As(err, &p) {
+		return reflect.Value{}, panicError(p.Value, s.yerr.takeFrames(), "panic")
+	}
+	return reflect.Value{}, compileError(src, err)
+}
+
+// eval compiles and runs code.
+func (s *Session) eval(ctx context.Context, code, src string) (reflect.Value, *Error) {
+	prog, e := s.compile(code, src)
+	if e != nil {
+		return reflect.Value{}, e
+	}
+	return s.execute(ctx, prog, src)
+}
+
+var posPattern = regexp.MustCompile(`cell:(\d+):(\d+)`)
+
+// withSource appends the cell line a message points at, with a caret.
+func withSource(src, msg string) []string {
+	tb := []string{msg}
+	m := posPattern.FindStringSubmatch(msg)
+	if m == nil {
+		return tb
+	}
+	line, _ := strconv.Atoi(m[1])
+	col, _ := strconv.Atoi(m[2])
+	lines := strings.Split(src, "\n")
+	if line >= 1 && line <= len(lines) {
+		l := lines[line-1]
+		tb = append(tb, fmt.Sprintf("%5d | %s", line, l))
+		if col >= 1 && col <= len(l)+1 {
+			tb = append(tb, "      | "+strings.Repeat(" ", col-1)+"^")
+		}
+	}
+	return tb
+}
+
+func compileError(src string, err error) *Error {
+	msg := err.Error()
+	if el, ok := err.(scanner.ErrorList); ok && len(el) > 0 {
+		msg = el[0].Error()
+	}
+	msg = cellPos(msg)
+	return &Error{Name: "CompileError", Value: msg, Traceback: withSource(src, "CompileError: "+msg)}
+}
+
+func syntaxError(src string, err error) *Error {
+	msg := err.Error()
+	if el, ok := err.(scanner.ErrorList); ok && len(el) > 0 {
+		msg = el[0].Error()
+	}
+	return &Error{Name: "SyntaxError", Value: msg, Traceback: withSource(src, "SyntaxError: "+msg)}
+}
+
+// panicError builds the error of a panic from its value and yaegi's frames
+// (innermost first), e.g. "cell:3:5: panic: main.f(...)".
+func panicError(r any, frames []string, kind string) *Error {
+	name := "Panic"
+	val := fmt.Sprint(r)
+	if _, ok := r.(runtime.Error); ok || strings.HasPrefix(val, "runtime error") || strings.HasPrefix(val, "reflect: ") {
+		name = "RuntimeError"
+	}
+	if kind == "goroutine panic" {
+		name = "GoroutinePanic"
+	}
+	if err, ok := r.(error); ok {
+		val = err.Error()
+	}
+	tb := []string{fmt.Sprintf("%s: %s", kind, val)}
+	for _, f := range frames {
+		loc, fn, _ := strings.Cut(cellPos(f), ": panic: ")
+		fn = strings.TrimSuffix(fn, "(...)")
+		if fn == "main" {
+			fn = "cell"
+		}
+		fn = strings.TrimPrefix(fn, "main.")
+		tb = append(tb, fmt.Sprintf("    at %s (%s)", fn, loc))
+	}
+	return &Error{Name: name, Value: val, Traceback: tb}
+}
+
+// shiftErr moves positions of a parse error in "package main;"+item text to
+// cell coordinates.
+func shiftErr(err error, it item, prefix int) error {
+	el, ok := err.(scanner.ErrorList)
+	if !ok || len(el) == 0 {
+		return err
+	}
+	e := el[0]
+	line, col := e.Pos.Line, e.Pos.Column
+	if line == 1 {
+		col = col - prefix + it.col - 1
+	}
+	line += it.line - 1
+	return fmt.Errorf("cell:%d:%d: %s", line, col, e.Msg)
+}
+
+// shiftChunkErr maps a parse error of a statement chunk to cell coordinates.
+func shiftChunkErr(err error, src string, start int) error {
+	el, ok := err.(scanner.ErrorList)
+	if !ok || len(el) == 0 {
+		return err
+	}
+	e := el[0]
+	off := e.Pos.Offset - len(chunkPrefix) + start
+	off = max(0, min(off, len(src)))
+	line, col := lineCol(src, off)
+	return fmt.Errorf("cell:%d:%d: %s", line, col, e.Msg)
+}
+
+// shiftPos maps "line:col: msg" relative to a chunk starting at start.
+func shiftPos(msg, src string, start int) string {
+	var l, c int
+	if _, err := fmt.Sscanf(msg, "%d:%d:", &l, &c); err != nil {
+		return msg
+	}
+	sl, sc := lineCol(src, start)
+	if l == 1 {
+		c += sc - 1
+	}
+	rest := msg[strings.Index(msg[strings.Index(msg, ":")+1:], ":")+strings.Index(msg, ":")+2:]
+	return fmt.Sprintf("%d:%d:%s", l+sl-1, c, rest)
+}

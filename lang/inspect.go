@@ -1,0 +1,141 @@
+package lang
+
+import (
+	"fmt"
+	"go/constant"
+	"reflect"
+	"strings"
+
+	"github.com/harmonium-rbm/harmonium/stdlib"
+)
+
+// Inspect describes the name at cursor (a byte offset): for compiled
+// functions, types, methods and constants their signature and Go doc comment
+// (extracted at build time), for cell variables their type and a summary, for
+// cell functions and types their source. found is false if nothing is known.
+func (s *Session) Inspect(code string, cursor, detail int) (data map[string]any, found bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	cursor = max(0, min(cursor, len(code)))
+	start := cursor
+	for start > 0 && (isIdentByte(code[start-1]) || code[start-1] == '.') {
+		start--
+	}
+	end := cursor
+	for end < len(code) && isIdentByte(code[end]) {
+		end++
+	}
+	expr := strings.Trim(code[start:end], ".")
+	if expr == "" {
+		return nil, false
+	}
+	text := s.describe(expr)
+	if text == "" {
+		return nil, false
+	}
+	return map[string]any{"text/plain": text}, true
+}
+
+func (s *Session) describe(expr string) string {
+	parts := strings.Split(expr, ".")
+	// Package member, or method of a package type: pkg.Name[.Method].
+	if p, ok := s.imports[parts[0]]; ok {
+		if len(parts) == 1 {
+			d, _ := stdlib.Doc(p)
+			return strings.TrimSpace("package " + parts[0] + " (" + p + ")\n\n" + strings.TrimPrefix(d, "package "+s.names[p]+" // import \""+p+"\"\n\n"))
+		}
+		key := p + "." + strings.Join(parts[1:], ".")
+		d, hasDoc := stdlib.Doc(key)
+		sig := ""
+		if v, ok := s.exports[p][parts[1]]; ok && len(parts) == 2 {
+			sig = signature(parts[0]+"."+parts[1], v)
+		}
+		switch {
+		case hasDoc:
+			return strings.TrimSpace(d)
+		case sig != "":
+			return sig
+		}
+		return ""
+	}
+	// A variable (or a field/method chain on one).
+	if v, ok := s.probe(expr); ok && v.IsValid() {
+		var sb strings.Builder
+		typ := typeName(v)
+		if name := s.cellTypeOf(derefIface(v)); name != "" {
+			typ = name + " (declared in a cell)"
+		}
+		fmt.Fprintf(&sb, "%s: %s\n", expr, typ)
+		if v.Kind() == reflect.Func {
+			return sb.String()
+		}
+		if v.CanInterface() {
+			fmt.Fprintf(&sb, "value: %s\n", summaryLong(v))
+		}
+		if d := s.methodDoc(v, parts); d != "" {
+			sb.WriteString("\n" + d)
+		}
+		return sb.String()
+	}
+	// A type or function declared in a cell.
+	if rec, ok := s.types[expr]; ok {
+		var sb strings.Builder
+		sb.WriteString(rec.decl + "\n")
+		for _, m := range sortedKeys(rec.methods) {
+			sb.WriteString("\n" + firstLine(rec.methods[m]))
+		}
+		return sb.String()
+	}
+	if k, ok := s.decls[expr]; ok {
+		return expr + ": " + k + " declared in a cell"
+	}
+	return ""
+}
+
+func derefIface(v reflect.Value) reflect.Value {
+	for v.Kind() == reflect.Interface && !v.IsNil() {
+		v = v.Elem()
+	}
+	return v
+}
+
+// methodDoc finds the doc of the compiled type of v (for x.Method chains the
+// receiver's type is the probe of the prefix).
+func (s *Session) methodDoc(v reflect.Value, parts []string) string {
+	t := derefIface(v).Type()
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	if t.PkgPath() == "" || t.Name() == "" {
+		return ""
+	}
+	d, _ := stdlib.Doc(t.PkgPath() + "." + t.Name())
+	return strings.TrimSpace(d)
+}
+
+func firstLine(s string) string {
+	l, _, _ := strings.Cut(s, "\n")
+	return strings.TrimSuffix(strings.TrimSpace(l), "{")
+}
+
+func summaryLong(v reflect.Value) string {
+	s := summary(v)
+	return s
+}
+
+// signature describes a compiled package symbol without a doc entry.
+func signature(name string, v reflect.Value) string {
+	if !v.IsValid() {
+		return ""
+	}
+	if c, ok := v.Interface().(constant.Value); ok {
+		return "const " + name + " = " + c.ExactString()
+	}
+	switch {
+	case v.Kind() == reflect.Func:
+		return name + ": " + v.Type().String()
+	case v.Kind() == reflect.Pointer && v.IsNil():
+		return "type " + name + " " + v.Type().Elem().Kind().String()
+	}
+	return "var " + name + " " + v.Type().String()
+}

@@ -1,0 +1,671 @@
+package lang
+
+import (
+	"fmt"
+	"go/ast"
+	"go/constant"
+	"go/parser"
+	"go/token"
+	"reflect"
+	"strings"
+)
+
+// This file rewrites statements so that Go 1.22+ code runs on yaegi v0.16.1:
+// range over integers, the min/max/clear builtins, per-iteration loop
+// variables and goroutines whose panics are reported instead of killing the
+// process. Rewrites are textual edits at AST positions, so line numbers stay
+// those of the cell (hoisted code is inserted on the statement's own line).
+
+// chunkPrefix wraps statements into a function so go/parser accepts them.
+const chunkPrefix = "package main; func _() {"
+
+// tri is a three-valued answer of the integer-type inference.
+type tri int
+
+const (
+	unknown tri = iota
+	yes
+	no
+)
+
+// typeOracle answers questions about the session the rewriter cannot settle
+// from the cell's text alone.
+type typeOracle interface {
+	// intKind reports whether the pure expression expr (no calls) evaluates
+	// to an integer in the session's global scope.
+	intKind(expr string) tri
+	// numOut returns the number of results of the function named by the pure
+	// expression fun (e.g. "fmt.Println", "f", "m.Energy"), or -1 if unknown.
+	numOut(fun string) int
+	// isHandle reports whether name holds a *display.Handle.
+	isHandle(name string) bool
+}
+
+// rewriter rewrites one chunk of consecutive top-level statements.
+type rewriter struct {
+	ed     *editor
+	file   *token.File
+	body   *ast.BlockStmt
+	oracle typeOracle
+	cell   int
+	next   *int // session-wide counter for fresh names
+
+	// rangeAsInt forces range statements of unknown type to be treated as
+	// ranges over integers (second attempt after yaegi failed on them).
+	rangeAsInt  bool
+	rangeUnsure bool // some range statement had an operand of unknown type
+
+	wrapFinal bool     // wrap the final expression statement to capture its value
+	handles   []string // variables assigned a *display.Handle in this chunk
+	locals    map[string]tri
+	err       error
+}
+
+// parseChunk parses statement text. Offsets of the returned nodes, minus
+// len(chunkPrefix), are offsets in text.
+func parseChunk(text string) (*token.File, *ast.BlockStmt, error) {
+	fset := token.NewFileSet()
+	f, err := parser.ParseFile(fset, "cell", chunkPrefix+text+"\n}", parser.SkipObjectResolution)
+	if err != nil {
+		return nil, nil, err
+	}
+	var file *token.File
+	fset.Iterate(func(tf *token.File) bool { file = tf; return false })
+	return file, f.Decls[0].(*ast.FuncDecl).Body, nil
+}
+
+func (r *rewriter) off(p token.Pos) int { return r.file.Offset(p) - len(chunkPrefix) }
+
+func (r *rewriter) src(n ast.Node) string { return r.ed.span(r.off(n.Pos()), r.off(n.End())) }
+
+// raw is the untouched source text of n.
+func (r *rewriter) raw(n ast.Node) string { return r.ed.src[r.off(n.Pos()):r.off(n.End())] }
+
+func (r *rewriter) fresh(prefix string) string {
+	*r.next++
+	return fmt.Sprintf("__hm%s%d", prefix, *r.next)
+}
+
+func (r *rewriter) fail(n ast.Node, format string, args ...any) {
+	if r.err == nil {
+		line, col := lineCol(r.ed.src, r.off(n.Pos()))
+		r.err = fmt.Errorf("%d:%d: %s", line, col, fmt.Sprintf(format, args...))
+	}
+}
+
+// rewrite collects all edits of the chunk. final, if not nil, is the cell's
+// final expression statement, whose value is to be captured.
+func (r *rewriter) rewrite(final *ast.ExprStmt) {
+	r.locals = map[string]tri{}
+	r.collectLocals()
+	blockStmts := map[ast.Stmt]bool{}
+	ast.Inspect(r.body, func(n ast.Node) bool {
+		switch b := n.(type) {
+		case *ast.BlockStmt:
+			for _, s := range b.List {
+				if _, isCase := s.(*ast.CaseClause); !isCase {
+					if _, isComm := s.(*ast.CommClause); !isComm {
+						blockStmts[s] = true
+					}
+				}
+			}
+		case *ast.CaseClause:
+			for _, s := range b.Body {
+				blockStmts[s] = true
+			}
+		case *ast.CommClause:
+			for _, s := range b.Body {
+				blockStmts[s] = true
+			}
+		}
+		return true
+	})
+
+	var stack []ast.Node
+	var minmax []minmaxCall
+	ast.Inspect(r.body, func(n ast.Node) bool {
+		if n == nil {
+			stack = stack[:len(stack)-1]
+			return false
+		}
+		stack = append(stack, n)
+		switch x := n.(type) {
+		case *ast.RangeStmt:
+			r.rangeStmt(x)
+		case *ast.ForStmt:
+			if as, ok := x.Init.(*ast.AssignStmt); ok && as.Tok == token.DEFINE {
+				r.perIteration(x.Body, as.Lhs, []ast.Node{x.Init, x.Cond, x.Post})
+			}
+		case *ast.GoStmt:
+			r.goStmt(x)
+		case *ast.AssignStmt:
+			for i, rhs := range x.Rhs {
+				if i < len(x.Lhs) && isDisplayCall(rhs) {
+					if id, ok := x.Lhs[i].(*ast.Ident); ok {
+						r.handles = append(r.handles, id.Name)
+					}
+				}
+			}
+		case *ast.CallExpr:
+			r.call(x, stack, blockStmts, &minmax)
+		}
+		return true
+	})
+	// yaegi makes every variable declared anywhere in top-level statements a
+	// global (a loop's `i` included), so compound statements at the top
+	// level run in a function literal, where scoping is right.
+	for _, st := range r.body.List {
+		switch st.(type) {
+		case *ast.ForStmt, *ast.RangeStmt, *ast.IfStmt, *ast.SwitchStmt, *ast.TypeSwitchStmt, *ast.SelectStmt, *ast.BlockStmt, *ast.LabeledStmt:
+			r.ed.insert(r.off(st.Pos()), "func() { ")
+			r.ed.insert(r.off(st.End()), " }()")
+		}
+	}
+	// Innermost calls first, so an outer min/max embeds the inner's temporary.
+	for i := len(minmax) - 1; i >= 0; i-- {
+		r.minmax(minmax[i])
+	}
+	if final != nil && r.wrapFinal {
+		r.ed.insert(r.off(final.X.Pos()), "__hmResult(")
+		r.ed.insert(r.off(final.X.End()), ")")
+	}
+}
+
+// isDisplayCall reports whether e calls a display function returning a Handle.
+func isDisplayCall(e ast.Expr) bool {
+	c, ok := e.(*ast.CallExpr)
+	if !ok {
+		return false
+	}
+	sel, ok := c.Fun.(*ast.SelectorExpr)
+	if !ok {
+		return false
+	}
+	id, ok := sel.X.(*ast.Ident)
+	return ok && id.Name == "display" && sel.Sel.Name != "Clear" && sel.Sel.Name != "NewProgress"
+}
+
+// collectLocals records what is known about the integer-ness of the names the
+// chunk declares, in source order (a flat approximation of scopes).
+func (r *rewriter) collectLocals() {
+	ast.Inspect(r.body, func(n ast.Node) bool {
+		switch x := n.(type) {
+		case *ast.AssignStmt:
+			if x.Tok == token.DEFINE && len(x.Lhs) == len(x.Rhs) {
+				for i, l := range x.Lhs {
+					if id, ok := l.(*ast.Ident); ok {
+						r.locals[id.Name] = r.isInt(x.Rhs[i])
+					}
+				}
+			} else if x.Tok == token.DEFINE {
+				for _, l := range x.Lhs {
+					if id, ok := l.(*ast.Ident); ok {
+						r.locals[id.Name] = unknown
+					}
+				}
+			}
+		case *ast.ValueSpec:
+			k := unknown
+			if x.Type != nil {
+				k = typeIsInt(x.Type)
+			}
+			for i, id := range x.Names {
+				kk := k
+				if x.Type == nil && i < len(x.Values) {
+					kk = r.isInt(x.Values[i])
+				}
+				r.locals[id.Name] = kk
+			}
+		case *ast.Field:
+			for _, id := range x.Names {
+				r.locals[id.Name] = typeIsInt(x.Type)
+			}
+		case *ast.RangeStmt:
+			if id, ok := x.Key.(*ast.Ident); ok && x.Tok == token.DEFINE {
+				if r.isInt(x.X) == yes {
+					r.locals[id.Name] = yes
+				} else {
+					r.locals[id.Name] = unknown
+				}
+			}
+			if id, ok := x.Value.(*ast.Ident); ok && x.Tok == token.DEFINE {
+				r.locals[id.Name] = unknown
+			}
+		}
+		return true
+	})
+}
+
+var intTypes = map[string]bool{
+	"int": true, "int8": true, "int16": true, "int32": true, "int64": true, "rune": true, "byte": true,
+	"uint": true, "uint8": true, "uint16": true, "uint32": true, "uint64": true, "uintptr": true,
+}
+
+func typeIsInt(t ast.Expr) tri {
+	if id, ok := t.(*ast.Ident); ok && intTypes[id.Name] {
+		return yes
+	}
+	return no
+}
+
+// isInt infers whether e has an integer type.
+func (r *rewriter) isInt(e ast.Expr) tri {
+	switch x := e.(type) {
+	case *ast.BasicLit:
+		if x.Kind == token.INT || x.Kind == token.CHAR {
+			return yes
+		}
+		return no
+	case *ast.ParenExpr:
+		return r.isInt(x.X)
+	case *ast.UnaryExpr:
+		if x.Op == token.SUB || x.Op == token.ADD || x.Op == token.XOR {
+			return r.isInt(x.X)
+		}
+		return no
+	case *ast.BinaryExpr:
+		switch x.Op {
+		case token.SHL, token.SHR:
+			return r.isInt(x.X)
+		case token.ADD, token.SUB, token.MUL, token.QUO, token.REM, token.AND, token.OR, token.XOR, token.AND_NOT:
+			a, b := r.isInt(x.X), r.isInt(x.Y)
+			if a == no || b == no {
+				return no
+			}
+			if a == yes || b == yes {
+				return yes
+			}
+			return unknown
+		}
+		return no
+	case *ast.CallExpr:
+		if id, ok := x.Fun.(*ast.Ident); ok {
+			if id.Name == "len" || id.Name == "cap" || intTypes[id.Name] {
+				return yes
+			}
+			if id.Name == "float64" || id.Name == "float32" || id.Name == "string" {
+				return no
+			}
+		}
+		return unknown
+	case *ast.Ident:
+		if k, ok := r.locals[x.Name]; ok {
+			return k
+		}
+		return r.oracle.intKind(x.Name)
+	case *ast.SelectorExpr, *ast.IndexExpr:
+		if root := rootIdent(x); root != nil {
+			if _, local := r.locals[root.Name]; !local && isPure(x) {
+				return r.oracle.intKind(r.raw(x))
+			}
+		}
+		return unknown
+	}
+	return unknown
+}
+
+// rootIdent returns the identifier at the root of a selector/index chain.
+func rootIdent(e ast.Expr) *ast.Ident {
+	for {
+		switch x := e.(type) {
+		case *ast.Ident:
+			return x
+		case *ast.SelectorExpr:
+			e = x.X
+		case *ast.IndexExpr:
+			e = x.X
+		case *ast.ParenExpr:
+			e = x.X
+		case *ast.StarExpr:
+			e = x.X
+		default:
+			return nil
+		}
+	}
+}
+
+// isPure reports whether evaluating e cannot have side effects (no calls,
+// receives or function literals).
+func isPure(e ast.Expr) bool {
+	pure := true
+	ast.Inspect(e, func(n ast.Node) bool {
+		switch x := n.(type) {
+		case *ast.CallExpr, *ast.FuncLit, *ast.CompositeLit:
+			pure = false
+		case *ast.UnaryExpr:
+			if x.Op == token.ARROW {
+				pure = false
+			}
+		}
+		return pure
+	})
+	return pure
+}
+
+// isSimple reports whether e can be repeated in generated code without
+// changing behaviour or cost: identifiers, literals, selectors of those.
+func isSimple(e ast.Expr) bool {
+	switch x := e.(type) {
+	case *ast.Ident, *ast.BasicLit:
+		return true
+	case *ast.SelectorExpr:
+		return isSimple(x.X)
+	case *ast.ParenExpr:
+		return isSimple(x.X)
+	case *ast.UnaryExpr:
+		return x.Op == token.SUB && isSimple(x.X)
+	}
+	return false
+}
+
+// rangeStmt rewrites `for k := range n` over an integer n into a
+// three-clause loop, and gives range variables per-iteration semantics.
+func (r *rewriter) rangeStmt(x *ast.RangeStmt) {
+	var keys []ast.Expr
+	if x.Tok == token.DEFINE {
+		keys = []ast.Expr{x.Key, x.Value}
+	}
+	k := r.isInt(x.X)
+	if k == unknown {
+		r.rangeUnsure = true
+		if r.rangeAsInt {
+			k = yes
+		}
+	}
+	if k != yes {
+		r.perIteration(x.Body, keys, []ast.Node{x.Key, x.Value})
+		return
+	}
+	key := ""
+	if id, ok := x.Key.(*ast.Ident); ok && id.Name != "_" {
+		key = id.Name
+	}
+	define := x.Tok == token.DEFINE || key == ""
+	simple := isSimple(x.X)
+	headStart := r.off(x.For) + len("for")
+	headEnd := r.off(x.Body.Lbrace)
+	n := r.fresh("N")
+	kk := key
+	if kk == "" {
+		kk = r.fresh("K")
+	} else if define && r.needsCopy(x.Body, map[string]bool{key: true}) {
+		kk = r.fresh("L")
+		r.ed.insert(r.off(x.Body.Lbrace)+1, " "+key+" := "+kk+";")
+	}
+	r.ed.replace(headStart, headEnd, func() string {
+		xs := r.src(x.X)
+		switch {
+		case define && simple:
+			return fmt.Sprintf(" %s := (%s) - (%s); %s < (%s); %s++ ", kk, xs, xs, kk, xs, kk)
+		case define:
+			return fmt.Sprintf(" %s, %s := 0, int(%s); %s < %s; %s++ ", kk, n, xs, kk, n, kk)
+		default:
+			return fmt.Sprintf(" %s = (%s) - (%s); %s < (%s); %s++ ", kk, xs, xs, kk, xs, kk)
+		}
+	})
+}
+
+// perIteration gives the loop variables vars Go 1.22 per-iteration semantics
+// when the body can observe the difference (closures, goroutines,
+// address-of) and does not assign them: the loop's own variables get fresh
+// names in the loop header (nodes of header) and the body starts by declaring
+// the user's names from them. (A self-referencing `i := i` would not do:
+// yaegi binds both sides to one variable in top-level statements.)
+func (r *rewriter) perIteration(body *ast.BlockStmt, vars []ast.Expr, header []ast.Node) {
+	set := map[string]bool{}
+	for _, v := range vars {
+		if id, ok := v.(*ast.Ident); ok && id.Name != "_" {
+			set[id.Name] = true
+		}
+	}
+	if len(set) == 0 || !r.needsCopy(body, set) {
+		return
+	}
+	fresh := map[string]string{}
+	var names, news []string
+	for _, n := range sortedKeys(set) {
+		fresh[n] = r.fresh("L")
+		names = append(names, n)
+		news = append(news, fresh[n])
+	}
+	for _, h := range header {
+		if h == nil || reflect.ValueOf(h).IsNil() {
+			continue
+		}
+		ast.Inspect(h, func(n ast.Node) bool {
+			switch x := n.(type) {
+			case *ast.SelectorExpr:
+				ast.Inspect(x.X, func(m ast.Node) bool {
+					if id, ok := m.(*ast.Ident); ok && fresh[id.Name] != "" {
+						to := fresh[id.Name]
+						r.ed.replace(r.off(id.Pos()), r.off(id.End()), func() string { return to })
+					}
+					return true
+				})
+				return false
+			case *ast.FuncLit:
+				return false
+			case *ast.Ident:
+				if to := fresh[x.Name]; to != "" {
+					r.ed.replace(r.off(x.Pos()), r.off(x.End()), func() string { return to })
+				}
+			}
+			return true
+		})
+	}
+	r.ed.insert(r.off(body.Lbrace)+1, " "+strings.Join(names, ", ")+" := "+strings.Join(news, ", ")+";")
+}
+
+// needsCopy reports whether a loop body captures one of the loop variables
+// set (closure, goroutine, defer, address-of) without assigning it.
+func (r *rewriter) needsCopy(body *ast.BlockStmt, set map[string]bool) bool {
+	captures, assigns := false, false
+	ast.Inspect(body, func(n ast.Node) bool {
+		switch x := n.(type) {
+		case *ast.FuncLit, *ast.GoStmt, *ast.DeferStmt:
+			captures = true
+		case *ast.UnaryExpr:
+			if id, ok := x.X.(*ast.Ident); ok && x.Op == token.AND && set[id.Name] {
+				captures = true
+			}
+		case *ast.AssignStmt:
+			if x.Tok != token.DEFINE {
+				for _, l := range x.Lhs {
+					if id, ok := l.(*ast.Ident); ok && set[id.Name] {
+						assigns = true
+					}
+				}
+			}
+		case *ast.IncDecStmt:
+			if id, ok := x.X.(*ast.Ident); ok && set[id.Name] {
+				assigns = true
+			}
+		}
+		return true
+	})
+	return captures && !assigns
+}
+
+var noResultBuiltins = map[string]bool{"print": true, "println": true, "panic": true, "delete": true, "close": true, "clear": true, "copy": true}
+
+// goStmt wraps `go f(args)` so that a panic in the goroutine is recovered and
+// reported as an error of the cell. f and args are evaluated at the go
+// statement, as in Go.
+func (r *rewriter) goStmt(x *ast.GoStmt) {
+	call := x.Call
+	r.ed.replace(r.off(x.Pos()), r.off(x.End()), func() string {
+		var pre []string
+		fun := r.src(call.Fun)
+		_, isLit := call.Fun.(*ast.FuncLit)
+		id, isIdent := call.Fun.(*ast.Ident)
+		if !isLit && !(isIdent && (noResultBuiltins[id.Name] || id.Name == "append")) {
+			f := r.fresh("F")
+			pre = append(pre, f+" := "+fun)
+			fun = f
+		}
+		var args []string
+		for _, a := range call.Args {
+			if _, lit := a.(*ast.BasicLit); lit {
+				args = append(args, r.src(a))
+				continue
+			}
+			t := r.fresh("A")
+			pre = append(pre, t+" := "+r.src(a))
+			args = append(args, t)
+		}
+		ell := ""
+		if call.Ellipsis.IsValid() {
+			ell = "..."
+		}
+		body := fmt.Sprintf("go __hmGo(%d, func() { %s(%s%s) })", r.cell, fun, strings.Join(args, ", "), ell)
+		if len(pre) == 0 {
+			return body
+		}
+		return "{ " + strings.Join(pre, "; ") + "; " + body + " }"
+	})
+}
+
+// minmaxCall is a call of the min or max builtin and the statement before
+// which its computation is hoisted.
+type minmaxCall struct {
+	call  *ast.CallExpr
+	isMax bool
+	stmt  ast.Stmt // nil if it cannot be hoisted
+	why   string
+}
+
+func (r *rewriter) call(x *ast.CallExpr, stack []ast.Node, blockStmts map[ast.Stmt]bool, mm *[]minmaxCall) {
+	switch fun := x.Fun.(type) {
+	case *ast.Ident:
+		switch fun.Name {
+		case "clear":
+			if _, shadowed := r.locals["clear"]; !shadowed && len(x.Args) == 1 {
+				r.ed.replace(r.off(fun.Pos()), r.off(fun.End()), func() string { return "__hm.Clear" })
+			}
+		case "min", "max":
+			if _, shadowed := r.locals[fun.Name]; shadowed || len(x.Args) == 0 {
+				return
+			}
+			c := minmaxCall{call: x, isMax: fun.Name == "max"}
+			// Find the statement to hoist before: the nearest ancestor that
+			// is an element of a block, unless we pass a for loop's
+			// condition or post statement on the way.
+			for i := len(stack) - 2; i >= 0; i-- {
+				if f, ok := stack[i].(*ast.ForStmt); ok && i+1 < len(stack) && (stack[i+1] == f.Cond || stack[i+1] == f.Post) {
+					c.why = "in a for loop's condition or post statement"
+					break
+				}
+				if s, ok := stack[i].(ast.Stmt); ok && blockStmts[s] {
+					c.stmt = s
+					break
+				}
+			}
+			*mm = append(*mm, c)
+		}
+	case *ast.SelectorExpr:
+		id, ok := fun.X.(*ast.Ident)
+		if !ok || len(x.Args) != 1 {
+			return
+		}
+		if (id.Name == "display" && (fun.Sel.Name == "Show")) || (fun.Sel.Name == "Update" && r.oracle.isHandle(id.Name)) {
+			r.ed.insert(r.off(x.Args[0].Pos()), "__hmRich(")
+			r.ed.insert(r.off(x.Args[0].End()), ")")
+		}
+	}
+}
+
+// constValue evaluates e if it is a numeric or string literal (possibly
+// negated or parenthesised).
+func constValue(e ast.Expr) (constant.Value, bool) {
+	switch x := e.(type) {
+	case *ast.BasicLit:
+		v := constant.MakeFromLiteral(x.Value, x.Kind, 0)
+		return v, v.Kind() != constant.Unknown
+	case *ast.ParenExpr:
+		return constValue(x.X)
+	case *ast.UnaryExpr:
+		if v, ok := constValue(x.X); ok && (x.Op == token.SUB || x.Op == token.ADD) {
+			return constant.UnaryOp(x.Op, v, 0), true
+		}
+	}
+	return nil, false
+}
+
+// minmax rewrites one min/max call: constant arguments fold, otherwise the
+// computation is hoisted into a temporary before the enclosing statement.
+func (r *rewriter) minmax(c minmaxCall) {
+	op := token.LSS
+	name := "min"
+	if c.isMax {
+		op, name = token.GTR, "max"
+	}
+	// All constant: fold to the chosen argument's own text, keeping the
+	// untyped constant kind (+ 0.0 makes an integer constant a float one).
+	var best constant.Value
+	bestArg := -1
+	allConst, isFloat := true, false
+	for i, a := range c.call.Args {
+		v, ok := constValue(a)
+		if !ok {
+			allConst = false
+			break
+		}
+		if v.Kind() == constant.Float {
+			isFloat = true
+		}
+		if best == nil || constant.Compare(v, op, best) {
+			best, bestArg = v, i
+		}
+	}
+	if allConst {
+		arg := c.call.Args[bestArg]
+		r.ed.replace(r.off(c.call.Pos()), r.off(c.call.End()), func() string {
+			if isFloat && best.Kind() == constant.Int {
+				return "(" + r.src(arg) + " + 0.0)"
+			}
+			return "(" + r.src(arg) + ")"
+		})
+		return
+	}
+	if c.stmt == nil {
+		why := c.why
+		if why == "" {
+			why = "outside a statement"
+		}
+		r.fail(c.call, "%s with non-constant arguments %s is not supported by the interpreter: assign it to a variable first", name, why)
+		return
+	}
+	t := r.fresh("T")
+	first := -1
+	for i, a := range c.call.Args {
+		if _, ok := constValue(a); !ok {
+			first = i
+			break
+		}
+	}
+	r.ed.replace(r.off(c.stmt.Pos()), r.off(c.stmt.Pos()), func() string {
+		var sb strings.Builder
+		fmt.Fprintf(&sb, "%s := %s; ", t, r.src(c.call.Args[first]))
+		for i, a := range c.call.Args {
+			if i == first {
+				continue
+			}
+			as := r.src(a)
+			if _, isConst := constValue(a); isConst {
+				fmt.Fprintf(&sb, "if (%s) %s %s { %s = %s }; ", as, op, t, t, as)
+				continue
+			}
+			if !isSimple(a) {
+				tmp := r.fresh("A")
+				fmt.Fprintf(&sb, "%s := %s; ", tmp, as)
+				as = tmp
+			} else {
+				as = "(" + as + ")"
+			}
+			// a != a catches NaN, which min and max propagate.
+			fmt.Fprintf(&sb, "if %s %s %s || %s != %s { %s = %s }; ", as, op, t, as, as, t, as)
+		}
+		return sb.String()
+	})
+	r.ed.replace(r.off(c.call.Pos()), r.off(c.call.End()), func() string { return t })
+}

@@ -1,0 +1,97 @@
+package lang
+
+import (
+	"strings"
+	"testing"
+)
+
+// fakeOracle knows the globals n (int) and xs (slice) and function arities.
+type fakeOracle struct{}
+
+func (fakeOracle) intKind(expr string) tri {
+	switch expr {
+	case "n", "cfg.N":
+		return yes
+	case "xs":
+		return no
+	}
+	return unknown
+}
+
+func (fakeOracle) numOut(fun string) int {
+	if fun == "fmt.Println" {
+		return 2
+	}
+	return -1
+}
+
+func (fakeOracle) isHandle(name string) bool { return name == "h" }
+
+func rewriteText(t *testing.T, src string, asInt bool) (string, error) {
+	t.Helper()
+	file, body, err := parseChunk(src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	next := 0
+	r := &rewriter{ed: &editor{src: src}, file: file, body: body, oracle: fakeOracle{}, cell: 7, next: &next, rangeAsInt: asInt}
+	r.rewrite(nil)
+	text := r.ed.text()
+	// Top-level compound statements run in a function literal.
+	if strings.HasPrefix(text, "func() { ") && strings.HasSuffix(text, " }()") {
+		text = strings.TrimSuffix(strings.TrimPrefix(text, "func() { "), " }()")
+	}
+	return text, r.err
+}
+
+func TestRewrites(t *testing.T) {
+	for _, c := range []struct{ in, want string }{
+		{"for i := range 10 { s += i }", "for i := (10) - (10); i < (10); i++ { s += i }"},
+		{"for i := range n { s += i }", "for i := (n) - (n); i < (n); i++ { s += i }"},
+		{"for range cfg.N { k++ }", "for __hmK2 := (cfg.N) - (cfg.N); __hmK2 < (cfg.N); __hmK2++ { k++ }"},
+		{"for i, x := range xs { s += x }", "for i, x := range xs { s += x }"},
+		{"for i := range len(xs) { s += i }", "for i, __hmN1 := 0, int(len(xs)); i < __hmN1; i++ { s += i }"},
+		{"a := min(3, 1.5, 2)", "a := (1.5)"},
+		{"a := max(1, 2.5)", "a := (2.5)"},
+		{"a := min(1, 2.5)", "a := (1 + 0.0)"},
+		{`a := min("b", "a")`, `a := ("a")`},
+		{"a := min(x, 1)", "__hmT1 := x; if (1) < __hmT1 { __hmT1 = 1 }; a := __hmT1"},
+		{"a := max(x, f(y))", "__hmT1 := x; __hmA2 := f(y); if __hmA2 > __hmT1 || __hmA2 != __hmA2 { __hmT1 = __hmA2 }; a := __hmT1"},
+		{"clear(m)", "__hm.Clear(m)"},
+		{"go work(a, 2)", "{ __hmF1 := work; __hmA2 := a; go __hmGo(7, func() { __hmF1(__hmA2, 2) }) }"},
+		{"go func() { panic(1) }()", "go __hmGo(7, func() { func() { panic(1) }() })"},
+		{"for i := 0; i < 3; i++ { fs = append(fs, func() int { return i }) }",
+			"for __hmL1 := 0; __hmL1 < 3; __hmL1++ { i := __hmL1; fs = append(fs, func() int { return i }) }"},
+		{"for _, v := range xs { go use(v) }",
+			"for _, __hmL1 := range xs { v := __hmL1; { __hmF2 := use; __hmA3 := v; go __hmGo(7, func() { __hmF2(__hmA3) }) } }"},
+		{"for i := 0; i < 3; i++ { i++; f := func() {}; f() }", "for i := 0; i < 3; i++ { i++; f := func() {}; f() }"},
+		{"display.Show(b)", "display.Show(__hmRich(b))"},
+		{"h.Update(b)", "h.Update(__hmRich(b))"},
+	} {
+		got, err := rewriteText(t, c.in, false)
+		if err != nil {
+			t.Errorf("rewrite(%q): %v", c.in, err)
+			continue
+		}
+		if got != c.want {
+			t.Errorf("rewrite(%q)\n got %q\nwant %q", c.in, got, c.want)
+		}
+	}
+}
+
+func TestRewriteUnknownRange(t *testing.T) {
+	in := "for i := range m.K { s += i }"
+	if got, _ := rewriteText(t, in, false); got != in {
+		t.Errorf("unknown operand rewritten without asInt: %q", got)
+	}
+	if got, _ := rewriteText(t, in, true); !strings.Contains(got, "i < (m.K)") {
+		t.Errorf("asInt did not rewrite: %q", got)
+	}
+}
+
+func TestRewriteMinInForCondition(t *testing.T) {
+	_, err := rewriteText(t, "for i := 0; i < min(n, k); i++ {}", false)
+	if err == nil || !strings.Contains(err.Error(), "1:17") || !strings.Contains(err.Error(), "condition") {
+		t.Fatalf("want an error naming the construct at 1:17, got %v", err)
+	}
+}

@@ -1,0 +1,501 @@
+package lang
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path"
+	"reflect"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/traefik/yaegi/interp"
+	yaegistd "github.com/traefik/yaegi/stdlib"
+
+	"github.com/harmonium-rbm/harmonium/lang/display"
+	"github.com/harmonium-rbm/harmonium/stdlib"
+)
+
+// Output is where a running cell sends what it produces, live. The kernel
+// implements it by publishing on iopub; `harmonium run` by recording outputs.
+type Output interface {
+	// Stream sends text on "stdout" or "stderr".
+	Stream(name, text string)
+	// Display sends a MIME bundle (display_data), or replaces the display
+	// transient["display_id"] when update is set (update_display_data).
+	Display(data, metadata, transient map[string]any, update bool)
+	// ClearOutput clears the cell's output (when the next output comes if wait).
+	ClearOutput(wait bool)
+	// Input asks the user for a line of text.
+	Input(prompt string, password bool) (string, error)
+}
+
+// Result is the outcome of one cell.
+type Result struct {
+	// Data and Metadata are the execute_result bundle; Data is nil when the
+	// cell has no value to show.
+	Data, Metadata map[string]any
+	// Err is the cell's error, nil on success.
+	Err *Error
+}
+
+// Error is a failed cell's error output.
+type Error struct {
+	Name, Value string
+	Traceback   []string
+}
+
+func (e *Error) Error() string { return e.Name + ": " + e.Value }
+
+// Options configures a Session.
+type Options struct {
+	// Terminal draws progress bars as text on stderr (headless runner)
+	// instead of HTML bars updated in place.
+	Terminal bool
+}
+
+// hmPath is the import path of the session's private native helpers.
+const hmPath = "github.com/harmonium-rbm/harmonium/lang/internal/hm"
+
+// Session is one notebook's interpreter state: cells executed in it share
+// variables, functions, types and imports. Execute calls are serialised.
+type Session struct {
+	opts Options
+
+	mu      sync.Mutex // serialises Execute and friends
+	in      *interp.Interpreter
+	exports map[string]map[string]reflect.Value // import path -> symbols
+	names   map[string]string                   // import path -> package name
+	imports map[string]string                   // name in cells -> import path
+	handles map[string]bool                     // variables holding a *display.Handle
+	decls   map[string]string                   // func/type/const names declared by cells -> kind
+	types   map[string]*typeRec                 // types declared by cells, by user-visible name
+	renames map[string]string                   // redefined type name -> current internal name
+	pending pendingTypes                        // renames of the running cell
+	counter int                                 // fresh-name counter
+	count   int                                 // cells executed
+
+	stdout, stderr *pipeCapture
+	yerr           *stderrSplitter
+
+	curMu    sync.Mutex
+	cur      *cell
+	progress map[string]bool // progress bars already shown (Jupyter mode)
+	ctxVar   context.Context // the `ctx` visible in cells
+}
+
+// cell is the state of the running (or last) cell.
+type cell struct {
+	n         int
+	ctx       context.Context
+	out       Output
+	result    any
+	hasResult bool
+	goErr     *Error
+	finished  bool
+}
+
+// New starts a session: an interpreter with the Go standard library, gonum,
+// gonum/plot, the rbmcore packages and display, the latter two preloaded under
+// their short names, and `ctx` bound to the running cell's context.
+func New(opts Options) (*Session, error) {
+	s := &Session{
+		opts:     opts,
+		imports:  map[string]string{},
+		handles:  map[string]bool{},
+		decls:    map[string]string{},
+		types:    map[string]*typeRec{},
+		renames:  map[string]string{},
+		progress: map[string]bool{},
+	}
+	s.ctxVar = cellContext{s}
+	var err error
+	if s.stdout, err = newPipeCapture(func(t string) { s.emit("stdout", t) }); err != nil {
+		return nil, err
+	}
+	if s.stderr, err = newPipeCapture(func(t string) { s.emit("stderr", t) }); err != nil {
+		s.stdout.Close()
+		return nil, err
+	}
+	s.yerr = &stderrSplitter{forward: func(t string) { s.emit("stderr", t) }}
+	if err := s.reset(); err != nil {
+		s.Close()
+		return nil, err
+	}
+	return s, nil
+}
+
+// reset replaces the interpreter by a fresh one (session start and %reset).
+func (s *Session) reset() error {
+	s.in = interp.New(interp.Options{
+		Stdout:       s.stdout.w,
+		Stderr:       s.yerr,
+		Unrestricted: true,
+		Args:         []string{"harmonium"},
+	})
+	s.exports = map[string]map[string]reflect.Value{}
+	s.names = map[string]string{}
+	for _, table := range []map[string]map[string]reflect.Value{yaegistd.Symbols, stdlib.Symbols} {
+		for k, syms := range table {
+			p, name := path.Dir(k), path.Base(k)
+			s.exports[p] = syms
+			s.names[p] = name
+		}
+	}
+	if err := s.in.Use(yaegistd.Symbols); err != nil {
+		return fmt.Errorf("loading the Go standard library symbols: %w", err)
+	}
+	if err := s.in.Use(stdlib.Symbols); err != nil {
+		return fmt.Errorf("loading the preloaded package symbols: %w", err)
+	}
+	hm := map[string]reflect.Value{
+		"Ctx":       reflect.ValueOf(&s.ctxVar).Elem(),
+		"GoPanic":   reflect.ValueOf(s.goPanic),
+		"SetResult": reflect.ValueOf(s.setResult),
+		"Clear":     reflect.ValueOf(clearValue),
+		"Text":      reflect.ValueOf(display.Text),
+	}
+	if err := s.in.Use(interp.Exports{hmPath + "/hm": hm}); err != nil {
+		return fmt.Errorf("loading the session helpers: %w", err)
+	}
+	s.imports = map[string]string{}
+	s.handles = map[string]bool{}
+	s.decls = map[string]string{}
+	s.types = map[string]*typeRec{}
+	s.renames = map[string]string{}
+	var pre strings.Builder
+	pre.WriteString("import __hm \"" + hmPath + "\"\n")
+	for _, p := range stdlib.Preload() {
+		name := s.names[p]
+		fmt.Fprintf(&pre, "import %s %q\n", name, p)
+		s.imports[name] = p
+	}
+	if _, err := s.in.Eval(inCell(pre.String())); err != nil {
+		return fmt.Errorf("preloading packages: %w", err)
+	}
+	if _, err := s.in.Eval(inCell(preamble)); err != nil {
+		return fmt.Errorf("evaluating the session preamble: %w", err)
+	}
+	if _, err := s.in.Eval(inCell("var ctx = __hm.Ctx")); err != nil {
+		return fmt.Errorf("defining ctx: %w", err)
+	}
+	return nil
+}
+
+// inCell positions session code (preamble, probes) at line 1.
+func inCell(code string) string { return lineDirective(1, 1) + code }
+
+// preamble defines the interpreted helpers the rewrites call. Detection of
+// HTML/Markdown/SVG/PNG methods must run in interpreted code: yaegi hides
+// methods of types declared in cells from compiled type assertions. Its type
+// switches can also misfire on such types, hence the recovers.
+const preamble = `
+func __hmGo(cell int, f func()) {
+	defer func() {
+		if r := recover(); r != nil {
+			__hm.GoPanic(cell, r)
+		}
+	}()
+	f()
+}
+
+func __hmHTML(v interface{}) (s string, ok bool) {
+	defer func() {
+		if recover() != nil {
+			ok = false
+		}
+	}()
+	switch x := v.(type) {
+	case interface{ HTML() string }:
+		return x.HTML(), true
+	}
+	return "", false
+}
+
+func __hmMarkdown(v interface{}) (s string, ok bool) {
+	defer func() {
+		if recover() != nil {
+			ok = false
+		}
+	}()
+	switch x := v.(type) {
+	case interface{ Markdown() string }:
+		return x.Markdown(), true
+	}
+	return "", false
+}
+
+func __hmSVG(v interface{}) (s string, ok bool) {
+	defer func() {
+		if recover() != nil {
+			ok = false
+		}
+	}()
+	switch x := v.(type) {
+	case interface{ SVG() string }:
+		return x.SVG(), true
+	}
+	return "", false
+}
+
+func __hmPNG(v interface{}) (b []byte, ok bool) {
+	defer func() {
+		if recover() != nil {
+			ok = false
+		}
+	}()
+	switch x := v.(type) {
+	case interface{ PNG() []byte }:
+		return x.PNG(), true
+	}
+	return nil, false
+}
+
+func __hmRich(v interface{}) interface{} {
+	r := &display.Rich{}
+	r.HTML, r.HasHTML = __hmHTML(v)
+	r.Markdown, r.HasMD = __hmMarkdown(v)
+	r.SVG, r.HasSVG = __hmSVG(v)
+	r.PNG, r.HasPNG = __hmPNG(v)
+	if !r.HasHTML && !r.HasMD && !r.HasSVG && !r.HasPNG {
+		return v
+	}
+	r.Text = __hm.Text(v)
+	return r
+}
+
+func __hmResult(v interface{}) { __hm.SetResult(__hmRich(v)) }
+`
+
+// Close releases the session's pipes.
+func (s *Session) Close() {
+	if s.stdout != nil {
+		s.stdout.Close()
+	}
+	if s.stderr != nil {
+		s.stderr.Close()
+	}
+}
+
+// emit sends captured text to the current cell.
+func (s *Session) emit(name, text string) {
+	s.curMu.Lock()
+	c := s.cur
+	s.curMu.Unlock()
+	if c != nil && c.out != nil {
+		c.out.Stream(name, text)
+		return
+	}
+	if name == "stderr" {
+		fmt.Fprint(os.Stderr, text)
+	}
+}
+
+func (s *Session) current() *cell {
+	s.curMu.Lock()
+	defer s.curMu.Unlock()
+	return s.cur
+}
+
+func (s *Session) setResult(v any) {
+	if c := s.current(); c != nil {
+		c.result, c.hasResult = v, true
+	}
+}
+
+// goPanic is called by the goroutine wrapper when a goroutine started by cell
+// n panicked: the panic becomes that cell's error if it is still running,
+// an error text on the current output otherwise.
+func (s *Session) goPanic(n int, r any) {
+	frames := s.yerr.takeFrames()
+	e := panicError(r, frames, "goroutine panic")
+	s.curMu.Lock()
+	c := s.cur
+	if c != nil && c.n == n && !c.finished {
+		if c.goErr == nil {
+			c.goErr = e
+		}
+		s.curMu.Unlock()
+		return
+	}
+	s.curMu.Unlock()
+	s.emit("stderr", fmt.Sprintf("%s (goroutine started by cell %d): %s\n%s\n", e.Name, n, e.Value, strings.Join(e.Traceback, "\n")))
+}
+
+// cellContext is the `ctx` of every cell: it follows the running cell's
+// context, so long native calls given ctx stop on interrupt.
+type cellContext struct{ s *Session }
+
+func (c cellContext) ctx() context.Context {
+	if cur := c.s.current(); cur != nil && cur.ctx != nil {
+		return cur.ctx
+	}
+	return context.Background()
+}
+
+// Deadline implements context.Context.
+func (c cellContext) Deadline() (time.Time, bool) { return c.ctx().Deadline() }
+
+// Done implements context.Context.
+func (c cellContext) Done() <-chan struct{} { return c.ctx().Done() }
+
+// Err implements context.Context.
+func (c cellContext) Err() error { return c.ctx().Err() }
+
+// Value implements context.Context.
+func (c cellContext) Value(key any) any { return c.ctx().Value(key) }
+
+// String names the context in notebook output.
+func (c cellContext) String() string { return "harmonium.CellContext" }
+
+// Display implements display.Sink for the running cell.
+func (s *Session) Display(data, metadata map[string]any, id string, update bool) {
+	if c := s.current(); c != nil && c.out != nil {
+		c.out.Display(data, metadata, map[string]any{"display_id": id}, update)
+	}
+}
+
+// Clear implements display.Sink.
+func (s *Session) Clear(wait bool) {
+	if c := s.current(); c != nil && c.out != nil {
+		c.out.ClearOutput(wait)
+	}
+}
+
+// Progress implements display.Sink: an HTML bar updated in place, or a text
+// bar redrawn with carriage returns in terminal mode.
+func (s *Session) Progress(id, label string, done, total int) {
+	c := s.current()
+	if c == nil || c.out == nil {
+		return
+	}
+	if s.opts.Terminal {
+		end := ""
+		if done >= total {
+			end = "\n"
+		}
+		c.out.Stream("stderr", "\r"+display.ProgressText(label, done, total, 30)+end)
+		return
+	}
+	s.curMu.Lock()
+	seen := s.progress[id]
+	s.progress[id] = true
+	s.curMu.Unlock()
+	data := map[string]any{
+		"text/html":  display.ProgressHTML(label, done, total),
+		"text/plain": display.ProgressText(label, done, total, 30),
+	}
+	c.out.Display(data, map[string]any{}, map[string]any{"display_id": id}, seen)
+}
+
+// clearValue implements the clear builtin for maps and slices.
+func clearValue(v any) {
+	rv := reflect.ValueOf(v)
+	switch rv.Kind() {
+	case reflect.Map, reflect.Slice:
+		rv.Clear()
+	default:
+		panic(fmt.Sprintf("invalid argument: clear(%T): argument must be a map or slice", v))
+	}
+}
+
+// Execute runs one cell and returns its value and error. Output produced
+// while it runs goes to out, live. Cancelling ctx interrupts it.
+func (s *Session) Execute(ctx context.Context, code string, out Output) Result {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.count++
+	c := &cell{n: s.count, ctx: ctx, out: out}
+	s.curMu.Lock()
+	s.cur = c
+	s.curMu.Unlock()
+	prevSink := display.SetSink(s)
+	oldOut, oldErr := os.Stdout, os.Stderr
+	os.Stdout, os.Stderr = s.stdout.w, s.stderr.w
+
+	err := s.runCell(ctx, c, code)
+
+	s.stdout.Sync()
+	s.stderr.Sync()
+	os.Stdout, os.Stderr = oldOut, oldErr
+	display.SetSink(prevSink)
+	s.curMu.Lock()
+	c.finished = true
+	if err == nil && c.goErr != nil {
+		err = c.goErr
+	}
+	s.curMu.Unlock()
+	frames := s.yerr.takeFrames() // frames of recovered panics (rich detection) are noise
+	_ = frames
+	res := Result{Err: err}
+	if err == nil && c.hasResult {
+		res.Data, res.Metadata = bundleOf(c.result)
+	}
+	return res
+}
+
+func bundleOf(v any) (map[string]any, map[string]any) {
+	b := display.Bundle(v)
+	data := map[string]any{}
+	for k, d := range b {
+		data[k] = d
+	}
+	return data, map[string]any{}
+}
+
+// runCell dispatches magics and Go code.
+func (s *Session) runCell(ctx context.Context, c *cell, code string) *Error {
+	if strings.HasPrefix(strings.TrimLeft(code, " \t\r\n"), "%%") {
+		return s.cellMagic(ctx, c, strings.TrimLeft(code, " \t\r\n"))
+	}
+	// Lines starting (at column 0) with % or ! are magics and shell escapes;
+	// the Go code between them runs in order.
+	lines := strings.SplitAfter(code, "\n")
+	var goBuf strings.Builder
+	goStart := 1
+	flush := func(next int) *Error {
+		text := goBuf.String()
+		goBuf.Reset()
+		defer func() { goStart = next }()
+		if strings.TrimSpace(text) == "" {
+			return nil
+		}
+		// Keep line numbers: pad with the lines before.
+		return s.runGo(ctx, c, strings.Repeat("\n", goStart-1)+text)
+	}
+	for i, l := range lines {
+		if strings.HasPrefix(l, "%") || strings.HasPrefix(l, "!") {
+			if err := flush(i + 2); err != nil {
+				return err
+			}
+			c.hasResult = false
+			if err := s.lineMagic(ctx, c, strings.TrimRight(l, "\r\n")); err != nil {
+				return err
+			}
+			continue
+		}
+		goBuf.WriteString(l)
+	}
+	return flush(len(lines) + 1)
+}
+
+// sortedKeys returns the keys of m in order.
+func sortedKeys[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}
+
+var errInterrupted = errors.New("execution interrupted")
+
+// Evaluate runs expr (e.g. a user_expressions entry) as a cell whose output is
+// discarded and returns its value.
+func (s *Session) Evaluate(ctx context.Context, expr string) Result {
+	return s.Execute(ctx, expr, discardOutput{})
+}
