@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"strconv"
 	"strings"
 	"time"
 )
@@ -28,6 +29,18 @@ func (fakeExecutor) Execute(ctx context.Context, code string, opts ExecOptions, 
 	switch cmd {
 	case "print":
 		out.Stream("stdout", arg)
+	case "many": // N lines on stdout, then one on stderr
+		n, _ := strconv.Atoi(arg)
+		for i := 0; i < n; i++ {
+			out.Stream("stdout", fmt.Sprintf("line %d\n", i))
+		}
+		out.Stream("stderr", "done\n")
+	case "mixed": // stream, display, stream, clear, stream
+		out.Stream("stdout", "a")
+		out.Display(map[string]any{"text/plain": "d"}, nil, nil, false)
+		out.Stream("stdout", "b")
+		out.ClearOutput(true)
+		out.Stream("stdout", "c")
 	case "eprint":
 		out.Stream("stderr", arg)
 	case "value":

@@ -661,6 +661,7 @@ func (k *Kernel) handleExecute(m *Message) {
 	k.cancel = nil
 	k.mu.Unlock()
 	cancel()
+	out.flush()
 
 	if res.Err != nil {
 		e := res.Err
@@ -721,81 +722,5 @@ func (k *Kernel) abort(ms []*Message) {
 		k.status(m, "busy")
 		k.send(k.shell, m, "execute_reply", map[string]any{"status": "aborted", "execution_count": k.count})
 		k.status(m, "idle")
-	}
-}
-
-// cellOutput publishes what a running cell produces, with the execute_request
-// as parent header. It implements Output.
-type cellOutput struct {
-	k          *Kernel
-	req        *Message
-	silent     bool
-	allowStdin bool
-	ctx        context.Context
-}
-
-func (o *cellOutput) Stream(name, text string) {
-	if o.silent || text == "" {
-		return
-	}
-	o.k.publish(o.req, "stream", map[string]any{"name": name, "text": text})
-}
-
-func (o *cellOutput) Display(data, metadata, transient map[string]any, update bool) {
-	if o.silent {
-		return
-	}
-	if metadata == nil {
-		metadata = map[string]any{}
-	}
-	if transient == nil {
-		transient = map[string]any{}
-	}
-	t := "display_data"
-	if update {
-		t = "update_display_data"
-	}
-	o.k.publish(o.req, t, map[string]any{"data": data, "metadata": metadata, "transient": transient})
-}
-
-func (o *cellOutput) ClearOutput(wait bool) {
-	if o.silent {
-		return
-	}
-	o.k.publish(o.req, "clear_output", map[string]any{"wait": wait})
-}
-
-// errStdinNotAllowed is returned by Input when the frontend does not accept input requests.
-var errStdinNotAllowed = errors.New("stdin: this frontend does not support input requests")
-
-func (o *cellOutput) Input(prompt string, password bool) (string, error) {
-	if !o.allowStdin {
-		return "", errStdinNotAllowed
-	}
-	k := o.k
-	k.inputMu.Lock()
-	defer k.inputMu.Unlock()
-	select { // drop a stale reply
-	case <-k.inputs:
-	default:
-	}
-	k.send(k.stdin, o.req, "input_request", map[string]any{"prompt": prompt, "password": password})
-	select {
-	case r := <-k.inputs:
-		var c struct {
-			Value  string `json:"value"`
-			Status string `json:"status"`
-		}
-		if err := r.Unmarshal(&c); err != nil {
-			return "", fmt.Errorf("stdin: %w", err)
-		}
-		if c.Status == "error" {
-			return "", errors.New("stdin: the frontend could not read input")
-		}
-		return c.Value, nil
-	case <-o.ctx.Done():
-		return "", fmt.Errorf("stdin: input interrupted: %w", o.ctx.Err())
-	case <-k.done:
-		return "", errors.New("stdin: kernel shutting down")
 	}
 }

@@ -3,6 +3,7 @@ package kernel
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"log"
 	"net"
@@ -482,5 +483,53 @@ func TestSilentAndBogusConnections(t *testing.T) {
 	c2 := dial(t, c.conn, "late-client")
 	if rep, _ := c2.execute("value 1", nil); rep["status"] != "ok" {
 		t.Errorf("after a silent client: %v", rep)
+	}
+}
+
+func TestStreamCoalescing(t *testing.T) {
+	c, _, _ := startKernel(t, nil)
+	_, outs := c.execute("many 20000", nil)
+	var stdout strings.Builder
+	for i, m := range outs {
+		ct := content(t, m)
+		if m.Header.MsgType != "stream" {
+			t.Fatalf("output %d is %s", i, m.Header.MsgType)
+		}
+		if i == len(outs)-1 {
+			if ct["name"] != "stderr" || ct["text"] != "done\n" {
+				t.Errorf("last output %v, want stderr done", ct)
+			}
+			continue
+		}
+		if ct["name"] != "stdout" {
+			t.Errorf("output %d on %v", i, ct["name"])
+		}
+		stdout.WriteString(ct["text"].(string))
+	}
+	var want strings.Builder
+	for i := 0; i < 20000; i++ {
+		fmt.Fprintf(&want, "line %d\n", i)
+	}
+	if stdout.String() != want.String() {
+		t.Errorf("stdout text differs: %d bytes, want %d", stdout.Len(), want.Len())
+	}
+	// 20,000 writes, 229 kB: a handful of messages (size- or time-flushed).
+	if len(outs) > 50 {
+		t.Errorf("%d stream messages for 20000 lines", len(outs))
+	}
+
+	_, outs = c.execute("mixed", nil)
+	var got []string
+	for _, m := range outs {
+		ct := content(t, m)
+		switch m.Header.MsgType {
+		case "stream":
+			got = append(got, ct["text"].(string))
+		default:
+			got = append(got, m.Header.MsgType)
+		}
+	}
+	if want := []string{"a", "display_data", "b", "clear_output", "c"}; !reflect.DeepEqual(got, want) {
+		t.Errorf("order %q, want %q", got, want)
 	}
 }

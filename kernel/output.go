@@ -1,0 +1,140 @@
+package kernel
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"time"
+)
+
+// cellOutput publishes what a running cell produces, with the execute_request
+// as parent header. It implements Output.
+//
+// Stream text is coalesced: it is sent when streamFlushDelay has passed since
+// the first unsent chunk, when streamFlushSize bytes are waiting, before any
+// other output of the cell, and when the cell ends. A loop printing 100,000
+// lines thus sends a few dozen messages instead of 100,000.
+type cellOutput struct {
+	k          *Kernel
+	req        *Message
+	silent     bool
+	allowStdin bool
+	ctx        context.Context
+
+	mu    sync.Mutex      // orders the cell's outputs; guards the fields below
+	name  string          // the stream of the text in buf
+	buf   strings.Builder // stream text not sent yet
+	timer *time.Timer     // sends buf after streamFlushDelay
+}
+
+// Stream text coalescing bounds.
+const (
+	streamFlushDelay = 50 * time.Millisecond
+	streamFlushSize  = 64 << 10
+)
+
+func (o *cellOutput) Stream(name, text string) {
+	if o.silent || text == "" {
+		return
+	}
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if o.buf.Len() > 0 && name != o.name {
+		o.flushLocked()
+	}
+	o.name = name
+	o.buf.WriteString(text)
+	switch {
+	case o.buf.Len() >= streamFlushSize:
+		o.flushLocked()
+	case o.timer == nil:
+		o.timer = time.AfterFunc(streamFlushDelay, o.flush)
+	}
+}
+
+// flush sends the buffered stream text, if any.
+func (o *cellOutput) flush() {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	o.flushLocked()
+}
+
+func (o *cellOutput) flushLocked() {
+	if o.timer != nil {
+		o.timer.Stop()
+		o.timer = nil
+	}
+	if o.buf.Len() == 0 {
+		return
+	}
+	o.k.publish(o.req, "stream", map[string]any{"name": o.name, "text": o.buf.String()})
+	o.buf.Reset()
+}
+
+func (o *cellOutput) Display(data, metadata, transient map[string]any, update bool) {
+	if o.silent {
+		return
+	}
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	o.flushLocked()
+	if metadata == nil {
+		metadata = map[string]any{}
+	}
+	if transient == nil {
+		transient = map[string]any{}
+	}
+	t := "display_data"
+	if update {
+		t = "update_display_data"
+	}
+	o.k.publish(o.req, t, map[string]any{"data": data, "metadata": metadata, "transient": transient})
+}
+
+func (o *cellOutput) ClearOutput(wait bool) {
+	if o.silent {
+		return
+	}
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	o.flushLocked()
+	o.k.publish(o.req, "clear_output", map[string]any{"wait": wait})
+}
+
+// errStdinNotAllowed is returned by Input when the frontend does not accept input requests.
+var errStdinNotAllowed = errors.New("stdin: this frontend does not support input requests")
+
+func (o *cellOutput) Input(prompt string, password bool) (string, error) {
+	if !o.allowStdin {
+		return "", errStdinNotAllowed
+	}
+	o.flush() // the prompt comes after what the cell printed
+	k := o.k
+	k.inputMu.Lock()
+	defer k.inputMu.Unlock()
+	select { // drop a stale reply
+	case <-k.inputs:
+	default:
+	}
+	k.send(k.stdin, o.req, "input_request", map[string]any{"prompt": prompt, "password": password})
+	select {
+	case r := <-k.inputs:
+		var c struct {
+			Value  string `json:"value"`
+			Status string `json:"status"`
+		}
+		if err := r.Unmarshal(&c); err != nil {
+			return "", fmt.Errorf("stdin: %w", err)
+		}
+		if c.Status == "error" {
+			return "", errors.New("stdin: the frontend could not read input")
+		}
+		return c.Value, nil
+	case <-o.ctx.Done():
+		return "", fmt.Errorf("stdin: input interrupted: %w", o.ctx.Err())
+	case <-k.done:
+		return "", errors.New("stdin: kernel shutting down")
+	}
+}
