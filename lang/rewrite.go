@@ -567,11 +567,22 @@ func (r *rewriter) call(x *ast.CallExpr, stack []ast.Node, blockStmts map[ast.St
 		if !ok || len(x.Args) != 1 {
 			return
 		}
-		if (id.Name == "display" && (fun.Sel.Name == "Show")) || (fun.Sel.Name == "Update" && r.oracle.isHandle(id.Name)) {
+		if (id.Name == "display" && (fun.Sel.Name == "Show")) || (fun.Sel.Name == "Update" && r.isHandle(id.Name)) {
 			r.ed.insert(r.off(x.Args[0].Pos()), "__hmRich(")
 			r.ed.insert(r.off(x.Args[0].End()), ")")
 		}
 	}
+}
+
+// isHandle reports whether name holds a *display.Handle, assigned earlier in
+// the session or in this chunk.
+func (r *rewriter) isHandle(name string) bool {
+	for _, h := range r.handles {
+		if h == name {
+			return true
+		}
+	}
+	return r.oracle.isHandle(name)
 }
 
 // constValue evaluates e if it is a numeric or string literal (possibly

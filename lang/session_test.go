@@ -116,15 +116,15 @@ log.Println("log")`)
 func TestResults(t *testing.T) {
 	s := sharedSession(t)
 	for _, c := range []struct{ code, want string }{
-		{"import \"fmt\"\nfmt.Println(\"x\")", ""},                  // (n, err): not the point
-		{"import \"math\"\nmath.Sqrt(16)", "4"},                     // single result
-		{"rv := 3", ""},                                              // assignment
-		{"func noop() {}\nnoop()", ""},                               // no result
-		{"\"text\"", `"text"`},                                       // strings quoted
-		{"map[string]int{\"a\": 1}", "map[a:1]"},                     // maps
-		{"type Temp float64\nTemp(21.5)", "21.5"},                    // conversion to a cell type
-		{"import \"strconv\"\nstrconv.Atoi(\"12\")", ""},            // (int, error)
-		{"import \"strings\"\nstrings.ToUpper(\"go\")", `"GO"`},     // stdlib call
+		{"import \"fmt\"\nfmt.Println(\"x\")", ""},              // (n, err): not the point
+		{"import \"math\"\nmath.Sqrt(16)", "4"},                 // single result
+		{"rv := 3", ""},                                         // assignment
+		{"func noop() {}\nnoop()", ""},                          // no result
+		{"\"text\"", `"text"`},                                  // strings quoted
+		{"map[string]int{\"a\": 1}", "map[a:1]"},                // maps
+		{"type Temp float64\nTemp(21.5)", "21.5"},               // conversion to a cell type
+		{"import \"strconv\"\nstrconv.Atoi(\"12\")", ""},        // (int, error)
+		{"import \"strings\"\nstrings.ToUpper(\"go\")", `"GO"`}, // stdlib call
 		{"rv", "3"},
 	} {
 		if _, res := mustRun(t, s, c.code); plain(res) != c.want {

@@ -1,0 +1,166 @@
+package display
+
+import (
+	"encoding/base64"
+	"fmt"
+	"strings"
+	"sync"
+	"testing"
+
+	"gonum.org/v1/gonum/mat"
+	"gonum.org/v1/plot"
+	"gonum.org/v1/plot/plotter"
+)
+
+// sinkRecorder records what display functions publish.
+type sinkRecorder struct {
+	mu       sync.Mutex
+	shown    []MIMEBundle
+	ids      []string
+	updates  []string
+	progress []string
+	clears   int
+}
+
+func (r *sinkRecorder) Display(data, _ map[string]any, id string, update bool) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if update {
+		r.updates = append(r.updates, id)
+		return
+	}
+	r.shown = append(r.shown, data)
+	r.ids = append(r.ids, id)
+}
+func (r *sinkRecorder) Clear(bool) { r.clears++ }
+func (r *sinkRecorder) Progress(id, label string, done, total int) {
+	r.progress = append(r.progress, ProgressText(label, done, total, 10))
+}
+
+func withSink(t *testing.T) *sinkRecorder {
+	r := &sinkRecorder{}
+	old := SetSink(r)
+	t.Cleanup(func() { SetSink(old) })
+	return r
+}
+
+func TestShowAndUpdate(t *testing.T) {
+	r := withSink(t)
+	h := Show(42)
+	h.Update("x")
+	HTML("<b>hi</b>")
+	Markdown("*md*")
+	LaTeX("$x^2$")
+	JSON(map[string]int{"a": 1})
+	PNG([]byte{0x89, 'P', 'N', 'G'})
+	SVG("<svg/>")
+	Clear(true)
+	if len(r.shown) != 7 || r.clears != 1 {
+		t.Fatalf("shown %d, clears %d", len(r.shown), r.clears)
+	}
+	if r.shown[0]["text/plain"] != "42" || len(r.updates) != 1 || r.updates[0] != h.ID() || h.ID() != r.ids[0] {
+		t.Errorf("Show/Update: %v %v %v", r.shown[0], r.updates, r.ids)
+	}
+	for i, mime := range []string{"text/html", "text/markdown", "text/latex", "application/json", "image/png", "image/svg+xml"} {
+		if _, ok := r.shown[i+1][mime]; !ok {
+			t.Errorf("bundle %d lacks %s: %v", i+1, mime, r.shown[i+1])
+		}
+	}
+	if got := r.shown[5]["image/png"]; got != base64.StdEncoding.EncodeToString([]byte{0x89, 'P', 'N', 'G'}) {
+		t.Errorf("PNG not base64: %v", got)
+	}
+	if r.ids[0] == r.ids[1] {
+		t.Errorf("display ids not unique")
+	}
+}
+
+func TestBundlePlotAndMatrix(t *testing.T) {
+	p := plot.New()
+	p.Title.Text = "t"
+	l, err := plotter.NewLine(plotter.XYs{{X: 0, Y: 0}, {X: 1, Y: 1}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p.Add(l)
+	b := Bundle(p)
+	png, err := base64.StdEncoding.DecodeString(b["image/png"].(string))
+	if err != nil || !strings.HasPrefix(string(png), "\x89PNG") {
+		t.Errorf("plot PNG invalid: %v", err)
+	}
+	if svg, _ := b["image/svg+xml"].(string); !strings.Contains(svg, "<svg") {
+		t.Errorf("plot SVG missing")
+	}
+
+	small := mat.NewDense(2, 3, []float64{1, 2, 3, 4, 5, 6})
+	b = Bundle(small)
+	html := b["text/html"].(string)
+	if !strings.Contains(html, "2×3") || strings.Count(html, "<td>") != 6 || !strings.Contains(html, "<td>6</td>") {
+		t.Errorf("small matrix table: %s", html)
+	}
+	big := mat.NewDense(100, 50, nil)
+	big.Set(99, 49, 7)
+	html = MatrixHTML(big)
+	rows := strings.Count(html, "<tr>")
+	cells := strings.Count(html, "<td>")
+	// 12 rows + ellipsis row, 12 columns + ellipsis column.
+	if rows != MaxTableSize+1 || cells != (MaxTableSize+1)*(MaxTableSize+1) || !strings.Contains(html, "<td>7</td>") || !strings.Contains(html, "⋮") {
+		t.Errorf("large matrix: %d rows, %d cells", rows, cells)
+	}
+	if txt := Text(small); !strings.HasPrefix(txt, "2×3 matrix") {
+		t.Errorf("matrix text %q", txt)
+	}
+}
+
+type htmlThing struct{}
+
+func (htmlThing) HTML() string { return "<i>thing</i>" }
+
+func TestBundleInterfacesAndText(t *testing.T) {
+	b := Bundle(htmlThing{})
+	if b["text/html"] != "<i>thing</i>" || b["text/plain"] != "{}" {
+		t.Errorf("HTMLer bundle %v", b)
+	}
+	b = Bundle(&Rich{Markdown: "**r**", HasMD: true, Text: "r"})
+	if b["text/markdown"] != "**r**" || b["text/plain"] != "r" {
+		t.Errorf("Rich bundle %v", b)
+	}
+	if Text("a\"b") != `"a\"b"` || Text([]int{1, 2}) != "[1 2]" || Text(nil) != "<nil>" {
+		t.Errorf("Text: %q %q %q", Text("a\"b"), Text([]int{1, 2}), Text(nil))
+	}
+	if long := Text(strings.Repeat("x", 30000)); len(long) > maxText+100 || !strings.Contains(long, "more bytes") {
+		t.Errorf("long text not truncated (%d bytes)", len(long))
+	}
+}
+
+func TestProgress(t *testing.T) {
+	r := withSink(t)
+	p := NewProgress("fit", 4)
+	f := p.Func()
+	for i := 1; i <= 4; i++ {
+		f(i, 4)
+	}
+	p.Done()
+	if len(r.progress) < 2 || r.progress[0] != "fit [..........]   0% 0/4" || r.progress[len(r.progress)-1] != "fit [##########] 100% 4/4" {
+		t.Errorf("progress draws %q", r.progress)
+	}
+	if got := ProgressText("x", 1, 4, 8); got != "x [##......]  25% 1/4" {
+		t.Errorf("ProgressText = %q", got)
+	}
+	if h := ProgressHTML("a<b", 1, 2); !strings.Contains(h, "a&lt;b") || !strings.Contains(h, `value="1"`) {
+		t.Errorf("ProgressHTML = %q", h)
+	}
+}
+
+func ExampleBundle() {
+	b := Bundle(mat.NewDense(1, 2, []float64{1, 2}))
+	fmt.Println(b["text/html"])
+	// Output:
+	// <table class="hm-matrix"><caption>1×2 *mat.Dense</caption>
+	// <tr><td>1</td><td>2</td></tr>
+	// </table>
+}
+
+func ExampleProgressText() {
+	fmt.Println(ProgressText("training", 5, 10, 20))
+	// Output: training [##########..........]  50% 5/10
+}
