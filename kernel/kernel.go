@@ -384,7 +384,7 @@ func (k *Kernel) handleControl(m *Message) {
 		k.send(k.control, m, "debug_reply", map[string]any{"status": "error", "ename": "NotImplemented",
 			"evalue": "the Harmonium kernel has no debugger", "traceback": []string{}})
 	default:
-		k.log.Printf("control: unknown message type %q dropped", m.Header.MsgType)
+		k.drops.printf(k.log, "control: unknown message type %q dropped", m.Header.MsgType)
 	}
 }
 
@@ -468,7 +468,7 @@ func (k *Kernel) handleShell(m *Message) {
 	case "shutdown_request":
 		k.handleShutdown(k.shell, m)
 	default:
-		k.log.Printf("shell: unknown message type %q dropped", t)
+		k.drops.printf(k.log, "shell: unknown message type %q dropped", t)
 	}
 }
 
