@@ -145,19 +145,18 @@ func reluJet(x0 float64, g []float64) {
 // series has not converged to full precision by order maxN.
 func (c *unitCalc) seriesUnit(g []float64, a []float64, maxN int) (float64, bool) {
 	s := len(a)
-	// P(z) = Π_j (e^{a_j z} − 1), ordinary coefficients up to maxJet; also
-	// the same product with |a_j| for the truncation bound.
+	// P(z) = Π_j (e^{a_j z} − 1), ordinary coefficients up to maxN.
 	p := c.ser[:maxN+1]
-	pa := c.abs[:maxN+1]
 	for n := range p {
-		p[n], pa[n] = 0, 0
+		p[n] = 0
 	}
-	// Start with the first factor.
-	t, ta := 1.0, 1.0
+	t, abs := 1.0, 0.0
 	for n := 1; n <= maxN; n++ {
 		t *= a[0] / float64(n)
-		ta *= math.Abs(a[0]) / float64(n)
-		p[n], pa[n] = t, ta
+		p[n] = t
+	}
+	for _, x := range a {
+		abs += math.Abs(x)
 	}
 	e := c.fac[:maxN+1] // coefficients of the next factor
 	for j := 1; j < s; j++ {
@@ -168,14 +167,14 @@ func (c *unitCalc) seriesUnit(g []float64, a []float64, maxN int) (float64, bool
 		}
 		// Multiply in place from the top: new p_n = Σ_{i≥1} e_i p_{n−i}.
 		for n := maxN; n >= 0; n-- {
-			var sum, suma float64
+			var sum float64
 			for i := 1; i <= n-j; i++ {
 				sum += e[i] * p[n-i]
-				suma += math.Abs(e[i]) * pa[n-i]
 			}
-			p[n], pa[n] = sum, suma
+			p[n] = sum
 		}
 	}
+	// |P_n| ≤ (Σ|a|)ⁿ/n! coefficientwise, so |n!·g_n·P_n| ≤ |g_n|(Σ|a|)ⁿ.
 	var sum, bound float64
 	fact := 1.0
 	for n := 1; n < s; n++ {
@@ -185,7 +184,7 @@ func (c *unitCalc) seriesUnit(g []float64, a []float64, maxN int) (float64, bool
 	for n := s; n <= maxN; n++ {
 		fact *= float64(n)
 		term := fact * g[n] * p[n]
-		b := math.Abs(fact * g[n] * pa[n])
+		b := math.Abs(g[n]) * math.Pow(abs, float64(n))
 		sum += term
 		bound += b
 		if b <= 1e-18*bound {

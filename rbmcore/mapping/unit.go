@@ -132,12 +132,11 @@ type unitCalc struct {
 	vals    []float64
 	a       []float64 // scaled weights
 	ser     []float64 // power series scratch
-	abs     []float64
 	fac     []float64
 }
 
 func newUnitCalc(h *hiddenUnits) *unitCalc {
-	return &unitCalc{h: h, ser: make([]float64, maxJet+1), abs: make([]float64, maxJet+1), fac: make([]float64, maxJet+1)}
+	return &unitCalc{h: h, ser: make([]float64, maxJet+1), fac: make([]float64, maxJet+1)}
 }
 
 // maxJet is the highest Taylor order the series path uses.
