@@ -10,6 +10,16 @@
 //
 //	I(S) = [|S| = 1] b_k + Σ_µ Σ_{T⊆S} (−1)^{|S|−|T|} Γ_µ(Σ_{k∈T} w_kµ).
 //
+// Entry points: New(model) returns a Mapper with Term (one set), Fields
+// (all I^(1)), Pairwise (the N×N matrix J), Triplets (every triple of chosen
+// sites) and All (every set up to an order, for small N); the shortcuts All,
+// Fields and Pairwise take the model directly. Small-weight approximations:
+// Cumulants, ApproxTerm (Eq. 21), ApproxPairwise (Eq. 19), NRMSE and
+// RMSWeight (Fig. 9). The paper's tools: ZeroFieldBias (Fig. 4),
+// LinearFromCouplings (Eq. 22), Probabilities and StateFrequencies (Figs.
+// 2–4), StrengthByOrder, StrengthSlope and OrderLimit (Fig. 11),
+// RegressCouplings (Fig. 6), ToSpin and FromSpin.
+//
 // Conventions (those of package rbm): a hidden unit's weight is
 // exp(−U(h) + I h) with U containing −θh, so θ is a field and the paper's
 // threshold is c = −θ; Γ is the unit's CGF including its own field (the T = ∅
@@ -36,6 +46,10 @@
 // the side where it dominates; sums over units are compensated (Neumaier).
 // The full pairwise matrix uses matrix products (Linear: W diag(1/γ) Wᵀ,
 // Exponential: U diag(e^θ) Uᵀ with u = e^w − 1), the exact form
-// J_kl = Σ_µ log(1 + y_kµ y_lµ) for Step, and per-unit Taylor expansions
-// for ReLU, in parallel over all cores.
+// J_kl = Σ_µ log(1 + y_kµ y_lµ), y = (e^w − 1) e^{θ/2}/(1 + e^{w+θ}), for
+// Step (log1p evaluated by a short series when |y_k y_l| is small), and for
+// ReLU a per-unit Taylor expansion in the weights whose order is chosen from
+// the unit's largest weight and the radius of convergence of its CGF; units
+// with weights too large for the series fall back to the four-point sum. The
+// work is spread over all cores in blocks of rows.
 package mapping
