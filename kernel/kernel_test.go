@@ -533,3 +533,45 @@ func TestStreamCoalescing(t *testing.T) {
 		t.Errorf("order %q, want %q", got, want)
 	}
 }
+
+func TestShutdownOnShell(t *testing.T) {
+	c, _, done := startKernel(t, nil)
+	req := c.request(c.shell, "shutdown_request", map[string]any{"restart": true})
+	if r := content(t, c.reply(c.shellIn, req)); r["restart"] != true {
+		t.Errorf("shutdown_reply = %v", r)
+	}
+	// The reply is also broadcast on iopub.
+	for {
+		m := c.next(c.iopubIn, "shutdown_reply on iopub")
+		if m.Header.MsgType == "shutdown_reply" {
+			break
+		}
+	}
+	select {
+	case <-done:
+	case <-time.After(5 * time.Second):
+		t.Fatal("kernel still running")
+	}
+}
+
+func TestUnsignedConnection(t *testing.T) {
+	conn := ConnectionInfo{Transport: "ipc", IP: filepath.Join(t.TempDir(), "k"),
+		ShellPort: 1, IOPubPort: 2, StdinPort: 3, ControlPort: 4, HBPort: 5}
+	k, err := New(Config{Conn: conn, Executor: fakeExecutor{}, Log: log.New(io.Discard, "", 0)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go k.Run(ctx)
+	c := dial(t, conn, "unsigned")
+	rep, outs := c.execute("value 7", nil)
+	if rep["status"] != "ok" || len(outs) != 1 {
+		t.Fatalf("unsigned execute: %v %s", rep, types(outs))
+	}
+	// Without a key, signatures are neither made nor checked.
+	c.signer = NewSigner([]byte("some other key"))
+	if rep, _ := c.execute("value 8", nil); rep["status"] != "ok" {
+		t.Errorf("a signed request to an unsigned kernel: %v", rep)
+	}
+}
