@@ -69,18 +69,22 @@ func (s *Session) runGo(ctx context.Context, c *cell, src string) *Error {
 	}
 	var hoisted []item
 	var chunks []chunk
+	adjacent := false // the previous item went to the last chunk
 	for _, it := range items {
 		switch {
 		case it.kind == itemImport:
+			adjacent = false
 		case it.kind == itemDecl && !mentions(src[it.start:it.end], stmtNames):
 			hoisted = append(hoisted, it)
+			adjacent = false
 		default:
-			kind := it.kind
-			if n := len(chunks); n > 0 && chunks[n-1].kind == kind && kind == itemStmt {
+			// A statement chunk is one span of the cell: consecutive statements only.
+			if n := len(chunks); n > 0 && adjacent && chunks[n-1].kind == itemStmt && it.kind == itemStmt {
 				chunks[n-1].items = append(chunks[n-1].items, it)
 			} else {
-				chunks = append(chunks, chunk{kind: kind, items: []item{it}})
+				chunks = append(chunks, chunk{kind: it.kind, items: []item{it}})
 			}
+			adjacent = true
 		}
 	}
 	if len(hoisted) > 0 || carried != "" {

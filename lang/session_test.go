@@ -40,6 +40,10 @@ fmt.Println(strings.Repeat("ab", k), Pair{1, 2}.Sum())`
 	if _, res := mustRun(t, s, "Pair{1, 2, 3}.Sum()"); plain(res) != "300" {
 		t.Errorf("redefined method: Sum = %q", plain(res))
 	}
+	// Statements around a hoisted declaration.
+	if rec, _ := mustRun(t, s, "import \"fmt\"\nq := 4\nfunc sq(x int) int { return x * x }\nfmt.Println(sq(q))"); rec.stdout.String() != "16\n" {
+		t.Errorf("statements around a declaration: %q", rec.stdout.String())
+	}
 	// Forward use: a statement calling a function declared below it.
 	if _, res := mustRun(t, s, "twice(4)\nfunc twice(x int) int { return 2 * x }"); plain(res) != "" {
 		t.Errorf("a cell ending with a declaration has no value, got %q", plain(res))
