@@ -570,8 +570,11 @@ func TestUnsignedConnection(t *testing.T) {
 		t.Fatalf("unsigned execute: %v %s", rep, types(outs))
 	}
 	// Without a key, signatures are neither made nor checked.
-	c.signer = NewSigner([]byte("some other key"))
-	if rep, _ := c.execute("value 8", nil); rep["status"] != "ok" {
+	req, _ := newMessage(c.session, "execute_request", nil, map[string]any{"code": "value 8"})
+	if err := c.shell.SendMulti(zmq4.NewMsgFrom(req.Frames(NewSigner([]byte("some key")))...)); err != nil {
+		t.Fatal(err)
+	}
+	if rep := content(t, c.reply(c.shellIn, req)); rep["status"] != "ok" {
 		t.Errorf("a signed request to an unsigned kernel: %v", rep)
 	}
 }
