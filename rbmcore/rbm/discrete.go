@@ -75,13 +75,7 @@ func (l *BinaryLayer) Sample(rng *rand.Rand, in, out []float64, beta float64) er
 		o = o[:len(row)]
 		th := th[:len(row)]
 		for u, x := range row {
-			// u < σ(t)  ⇔  u(1 + e^{-t}) < 1: one exp, no division; for
-			// t → -∞ the product is +Inf (never 1), for t → +∞ it is u < 1.
-			s := 0.0
-			if rng.Float64()*(1+math.Exp(-beta*(x+th[u]))) < 1 {
-				s = 1
-			}
-			o[u] = s
+			o[u] = bernoulliSigmoid(rng.Float64(), beta*(x+th[u]))
 		}
 	}
 	return nil
@@ -175,12 +169,7 @@ func (l *SpinLayer) Sample(rng *rand.Rand, in, out []float64, beta float64) erro
 	n := len(l.Theta)
 	_ = out[len(in)-1]
 	for k, x := range in {
-		t := 2 * beta * (x + l.Theta[k%n])
-		if t > 40 || rng.Float64()*(1+math.Exp(-t)) < 1 {
-			out[k] = 1
-		} else {
-			out[k] = -1
-		}
+		out[k] = 2*bernoulliSigmoid(rng.Float64(), 2*beta*(x+l.Theta[k%n])) - 1
 	}
 	return nil
 }
