@@ -174,8 +174,7 @@ func (c *Chains) Run(ctx context.Context, n int, progress func(done, total int))
 	return nil
 }
 
-// Energy returns E(v, h) of every chain's current state, reusing the
-// visible inputs of the last sweep when they are current.
+// Energy returns E(v, h) of every chain's current state.
 func (c *Chains) Energy() []float64 {
 	return c.Model.Energy(c.V, c.H)
 }
