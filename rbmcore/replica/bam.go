@@ -60,8 +60,14 @@ type BAMMixture struct {
 // maxMargin, the smallest left-hand side of J2 (the vertex of J3 often has
 // margin 0, on the boundary of the BAM region). J3 is used as a selection
 // rule only: as a log-likelihood it cannot hold (catalogue 003-Q7).
+//
+// sym, when non-nil, is a group of permutations of the data points (e.g.
+// Tree.Automorphisms) under which the data are symmetric: the mixture is
+// then restricted to be symmetric (equal ψ on each orbit of patterns), so
+// that the bootstrapped solution keeps the symmetry of the data and its
+// transitions happen for all equivalent states at once.
 // Patterns with ψ_a > 1e-9 are returned.
-func BAMLP(cl *Classes, maxMargin bool) (*BAMMixture, error) {
+func BAMLP(cl *Classes, maxMargin bool, sym [][]int) (*BAMMixture, error) {
 	pats, err := AdmissiblePatterns(cl)
 	if err != nil {
 		return nil, err
@@ -69,22 +75,63 @@ func BAMLP(cl *Classes, maxMargin bool) (*BAMMixture, error) {
 	k, c := cl.K, len(cl.F)
 	na := len(pats)
 	x := cl.Overlap()
+	// orbits of the patterns under sym
+	orbit := make([]int, na)
+	for i := range orbit {
+		orbit[i] = -1
+	}
+	var orbits [][]int
+	q := make([]float64, k)
+	for i := range pats {
+		if orbit[i] >= 0 {
+			continue
+		}
+		o := len(orbits)
+		orbit[i] = o
+		members := []int{i}
+		for _, g := range sym {
+			if len(g) != k {
+				return nil, fmt.Errorf("replica.BAMLP: permutation of length %d, want K = %d", len(g), k)
+			}
+			for r := 0; r < k; r++ {
+				q[g[r]] = pats[i][r]
+			}
+			if q[0] < 0 {
+				for r := range q {
+					q[r] = -q[r]
+				}
+			}
+			j := indexOf(pats, q)
+			if j < 0 {
+				return nil, fmt.Errorf("replica.BAMLP: the data are not symmetric under the given permutations (pattern %v maps outside the admissible set)", pats[i])
+			}
+			if orbit[j] < 0 {
+				orbit[j] = o
+				members = append(members, j)
+			}
+		}
+		orbits = append(orbits, members)
+	}
+	no := len(orbits)
 	// constraint rows: for class j and data point l, Σ_a ψ_a g_{jl,a} ≥ 0
-	// with g = σ_l ξ̂_al (ξ̂_a·σ); duplicate rows are dropped.
+	// with g = σ_l ξ̂_al (ξ̂_a·σ), averaged over each orbit; duplicates dropped.
 	var rows [][]float64
 	seen := map[string]bool{}
 	for j := 0; j < c; j++ {
 		sig := cl.Sigma[j*k : (j+1)*k]
 		for l := 0; l < k; l++ {
-			row := make([]float64, na)
-			key := make([]byte, 0, 8*na)
-			for a, p := range pats {
-				dot := 0.0
-				for r := 0; r < k; r++ {
-					dot += p[r] * sig[r]
+			row := make([]float64, no)
+			key := make([]byte, 0, 8*no)
+			for o, members := range orbits {
+				for _, a := range members {
+					p := pats[a]
+					dot := 0.0
+					for r := 0; r < k; r++ {
+						dot += p[r] * sig[r]
+					}
+					row[o] += sig[l] * p[l] * dot / float64(len(members))
 				}
-				row[a] = sig[l] * p[l] * dot
-				key = fmt.Appendf(key, "%g,", row[a])
+				key = fmt.Appendf(key, "%.12g,", row[o])
 			}
 			if !seen[string(key)] {
 				seen[string(key)] = true
@@ -92,10 +139,21 @@ func BAMLP(cl *Classes, maxMargin bool) (*BAMMixture, error) {
 			}
 		}
 	}
-	// standard form: variables (ψ, slack s, margin t), G ψ − t − s = 0,
-	// Σ ψ = 1; t ≥ 0 is maximised in max-margin mode and absent otherwise.
+	energy := make([]float64, no)
+	for o, members := range orbits {
+		for _, a := range members {
+			p := pats[a]
+			for r := 0; r < k; r++ {
+				for s := 0; s < k; s++ {
+					energy[o] += p[r] * x.At(r, s) * p[s] / float64(len(members))
+				}
+			}
+		}
+	}
+	// standard form: variables (ψ per orbit, slacks, margin t ≥ 0 in
+	// max-margin mode), G ψ − t − s = 0, Σ ψ = 1.
 	nr := len(rows)
-	nv := na + nr
+	nv := no + nr
 	if maxMargin {
 		nv++
 	}
@@ -105,53 +163,50 @@ func BAMLP(cl *Classes, maxMargin bool) (*BAMMixture, error) {
 		for j, g := range row {
 			a.Set(r, j, g)
 		}
-		a.Set(r, na+r, -1)
+		a.Set(r, no+r, -1)
 		if maxMargin {
 			a.Set(r, nv-1, -1)
 		}
 	}
-	for j := 0; j < na; j++ {
+	for j := 0; j < no; j++ {
 		a.Set(nr, j, 1)
 	}
 	b[nr] = 1
 	cost := make([]float64, nv)
-	energy := make([]float64, na)
-	for j, p := range pats {
-		e := 0.0
-		for r := 0; r < k; r++ {
-			for s := 0; s < k; s++ {
-				e += p[r] * x.At(r, s) * p[s]
-			}
-		}
-		energy[j] = e
-		if !maxMargin {
-			cost[j] = -e
-		}
-	}
 	if maxMargin {
 		cost[nv-1] = -1
+	} else {
+		for o := range orbits {
+			cost[o] = -energy[o]
+		}
 	}
 	_, sol, err := lp.Simplex(cost, a, b, 1e-10, nil)
 	if err != nil {
-		return nil, fmt.Errorf("replica.BAMLP: simplex over %d admissible patterns and %d constraints: %w", na, nr, err)
+		return nil, fmt.Errorf("replica.BAMLP: simplex over %d pattern orbits and %d constraints: %w", no, nr, err)
 	}
 	mix := &BAMMixture{Margin: math.Inf(1)}
-	tot := 0.0
-	for j := 0; j < na; j++ {
-		if sol[j] > 1e-9 {
-			mix.Patterns = append(mix.Patterns, pats[j])
-			mix.Psi = append(mix.Psi, sol[j])
-			tot += sol[j]
+	for o, members := range orbits {
+		if sol[o] <= 1e-9 {
+			continue
 		}
+		mix.Objective += sol[o] * energy[o]
+		for _, p := range members {
+			mix.Patterns = append(mix.Patterns, pats[p])
+			mix.Psi = append(mix.Psi, sol[o]/float64(len(members)))
+		}
+	}
+	tot := 0.0
+	for _, v := range mix.Psi {
+		tot += v
 	}
 	for j := range mix.Psi {
 		mix.Psi[j] /= tot
-		mix.Objective += mix.Psi[j] * energy[indexOf(pats, mix.Patterns[j])]
 	}
+	mix.Objective /= tot
 	for _, row := range rows {
 		s := 0.0
-		for j, p := range mix.Patterns {
-			s += mix.Psi[j] * row[indexOf(pats, p)]
+		for o := range orbits {
+			s += sol[o] / tot * row[o]
 		}
 		mix.Margin = math.Min(mix.Margin, s)
 	}
@@ -194,16 +249,16 @@ func scaled(p []float64, a float64) []float64 {
 
 // BAMStart bootstraps the small-γ (BAM) phase the way the paper does
 // (Section VI): a feasible sign assignment and block fractions ψ from the
-// linear programme of Appendix J (objective as in BAMLP), Kosko weights
+// linear programme of Appendix J (objective and symmetry as in BAMLP), Kosko weights
 // (Eq. 26) as the starting
 // point, then Solve at p.Gamma. Several amplitudes of the Kosko weights are
 // tried; the first that converges to a solution with Ω = K states is
 // returned.
-func BAMStart(ctx context.Context, p Problem, maxMargin bool) (*Solution, *BAMMixture, error) {
+func BAMStart(ctx context.Context, p Problem, maxMargin bool, sym [][]int) (*Solution, *BAMMixture, error) {
 	if err := p.check(); err != nil {
 		return nil, nil, err
 	}
-	mix, err := BAMLP(p.Classes, maxMargin)
+	mix, err := BAMLP(p.Classes, maxMargin, sym)
 	if err != nil {
 		return nil, nil, err
 	}

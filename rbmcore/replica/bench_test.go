@@ -44,7 +44,7 @@ func BenchmarkSweepBAM200(b *testing.B) {
 		b.Fatal(err)
 	}
 	ctx := context.Background()
-	start, _, err := BAMStart(ctx, Problem{Classes: cl, Alpha: 0.8, Gamma: 0.03}, true)
+	start, _, err := BAMStart(ctx, Problem{Classes: cl, Alpha: 0.8, Gamma: 0.03}, true, nil)
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -2,6 +2,7 @@ package replica
 
 import (
 	"context"
+	"errors"
 	"math"
 	"math/rand/v2"
 	"testing"
@@ -461,7 +462,7 @@ func TestBAM(t *testing.T) {
 		if len(pats) != c.n {
 			t.Fatalf("%v: %d admissible patterns, want %d", c.tr, len(pats), c.n)
 		}
-		mix, err := BAMLP(cl, false)
+		mix, err := BAMLP(cl, false, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -471,7 +472,7 @@ func TestBAM(t *testing.T) {
 	}
 	cl := mustClasses(t, fig4)
 	ctx := context.Background()
-	sol, _, err := BAMStart(ctx, Problem{Classes: cl, Alpha: 0.8, Gamma: 0.03}, true)
+	sol, _, err := BAMStart(ctx, Problem{Classes: cl, Alpha: 0.8, Gamma: 0.03}, true, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -662,5 +663,102 @@ func TestFromCentres(t *testing.T) {
 	diff.Sub(pred, w)
 	if r := mat.Norm(&diff, 2) / mat.Norm(w, 2); r > 1e-9 {
 		t.Fatalf("predicted weights differ by %g", r)
+	}
+}
+
+// twoBlockStart is the two-block, two-state branch of the Fig. 4 data at
+// γ = 0.1 (uniform and group-contrast hidden units, half each).
+func twoBlockStart(t testing.TB) *Solution {
+	cl, err := fig4.Classes()
+	if err != nil {
+		t.Fatal(err)
+	}
+	mix := &BAMMixture{Patterns: [][]float64{{1, 1, 1, 1, 1, 1}, {1, 1, 1, -1, -1, -1}}, Psi: []float64{0.5, 0.5}}
+	sol, err := Solve(context.Background(), Problem{Classes: cl, Alpha: 0.8, Gamma: 0.1}, KoskoBlocks(cl, mix, 1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return sol
+}
+
+// The two-block branch of Fig. 4A: m0 = m1 > m2 (catalogue prototype values
+// at γ = 0.1), the second transition (m1 and m2 merge, Ω = 2 states with
+// one distinct overlap) near γ ≈ 0.2, then the rank drop, the loss of
+// spontaneous states and W → 0 at λ_max/K, in that order.
+func TestSweepTwoTransitions(t *testing.T) {
+	sol := twoBlockStart(t)
+	m, spread, _ := sol.TreeOverlaps(fig4)
+	if len(sol.States) != 2 || len(sol.Blocks) != 2 || spread > 1e-8 ||
+		math.Abs(m[0]-0.3952) > 1e-4 || math.Abs(m[1]-0.3952) > 1e-4 || math.Abs(m[2]-0.0795) > 1e-4 {
+		t.Fatalf("γ = 0.1: Ω = %d, B = %d, m = %v (spread %g), want Ω = B = 2, m = 0.3952 0.3952 0.0795", len(sol.States), len(sol.Blocks), m, spread)
+	}
+	checkResiduals(t, sol)
+	checkReplica(t, sol)
+	var gs []float64
+	for g := 0.11; g < 0.345; g += 0.01 {
+		gs = append(gs, g)
+	}
+	path, err := Sweep(context.Background(), sol, gs, SweepOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var order []string
+	where := map[string]float64{}
+	for _, e := range path.Events {
+		if _, ok := where[e.Kind]; !ok {
+			order = append(order, e.Kind)
+			where[e.Kind] = e.Lo
+		}
+	}
+	t.Logf("%v", path)
+	if g := where["overlaps"]; !(g > 0.18 && g < 0.22) {
+		t.Fatalf("second transition (overlaps merge) at %g, want ≈ 0.2", g)
+	}
+	if !(where["overlaps"] < where["rank"] && where["rank"] < where["spontaneous"] && where["spontaneous"] < where["zero"]) {
+		t.Fatalf("event order %v at %v", order, where)
+	}
+	if g := where["zero"]; math.Abs(g-1.99/6) > 1e-3 {
+		t.Fatalf("W → 0 at %g, want λ_max/K = %g", g, 1.99/6)
+	}
+	for _, s := range path.Solutions {
+		checkResiduals(t, s)
+		if _, sp, _ := s.TreeOverlaps(fig4); sp > 1e-8 {
+			t.Fatalf("γ = %g: overlaps not tree-symmetric (spread %g)", s.Problem.Gamma, sp)
+		}
+	}
+}
+
+// Sweeping up from a tree-symmetric BAM start (LP restricted to the tree's
+// automorphisms) keeps Ω = 6 symmetric states, m0 decreasing, until the
+// branch ends at a fold, which Sweep reports as ErrBranchEnd.
+func TestSweepUpFromBAM(t *testing.T) {
+	cl := mustClasses(t, fig4)
+	perms, err := fig4.Automorphisms()
+	if err != nil || len(perms) != 72 {
+		t.Fatalf("%d automorphisms (%v), want 2!·3!·3! = 72", len(perms), err)
+	}
+	ctx := context.Background()
+	start, mix, err := BAMStart(ctx, Problem{Classes: cl, Alpha: 0.8, Gamma: 0.03}, true, perms)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if mix.Margin < 1e-6 {
+		t.Fatalf("symmetric max-margin LP margin %g", mix.Margin)
+	}
+	path, err := Sweep(ctx, start, []float64{0.05, 0.065, 0.1}, SweepOptions{})
+	if !errors.Is(err, ErrBranchEnd) {
+		t.Fatalf("sweep past the fold: err = %v, want ErrBranchEnd", err)
+	}
+	if len(path.Solutions) != 2 || path.Events[len(path.Events)-1].Kind != "end" {
+		t.Fatalf("%d solutions, events %v", len(path.Solutions), path.Events)
+	}
+	prev := 1.0
+	for _, s := range append([]*Solution{start}, path.Solutions...) {
+		checkResiduals(t, s)
+		m, sp, _ := s.TreeOverlaps(fig4)
+		if len(s.States) != 6 || sp > 1e-8 || !(m[0] < prev) || !(m[0] > m[1] && m[1] > m[2]) {
+			t.Fatalf("γ = %g: Ω = %d, m = %v (spread %g)", s.Problem.Gamma, len(s.States), m, sp)
+		}
+		prev = m[0]
 	}
 }

@@ -2,6 +2,7 @@ package replica
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math"
 
@@ -254,9 +255,10 @@ func (e *engine) solve(ctx context.Context, p *Problem, predicted []rawState) (*
 		st = e.mattis()
 	}
 	steps := 0
+	var found []rawState
 	for round := 0; ; round++ {
-		if round == 8 {
-			return nil, fmt.Errorf("replica: γ = %g: the set of saddle points does not settle (Ω oscillates)", p.Gamma)
+		if round == 4 {
+			return nil, fmt.Errorf("replica: γ = %g: %w", p.Gamma, errOscillate)
 		}
 		e.loadStates(st)
 		it, err := e.newton(ctx, p.Tol, p.MaxNewton)
@@ -268,21 +270,21 @@ func (e *engine) solve(ctx context.Context, p *Problem, predicted []rawState) (*
 			return nil, fmt.Errorf("replica: γ = %g, Ω = %d: %w", p.Gamma, e.om, err)
 		}
 		e.weights()
-		st = e.mattis()
-		if e.sameStates(st) {
-			break
-		}
-		// Hysteresis: states continued from the start that are still stable
-		// minima of the mean-field free energy are kept even when no Mattis
-		// initialisation reaches them any more.
-		if predicted != nil && round == 0 && e.subsetStable(st) {
+		found = e.mattis()
+		var same bool
+		if st, same = e.nextStates(found); same {
 			break
 		}
 	}
-	sol := e.solution(p, st)
+	sol := e.solution(p, found)
 	sol.Newton = steps
 	return sol, nil
 }
+
+// errOscillate reports a state set that never becomes self-consistent:
+// Newton's solution has saddle points that are not stable, while the stable
+// ones found by the Mattis search lead back to it.
+var errOscillate = errors.New("the set of saddle points does not settle: the solved states are unstable and the stable ones lead back to them")
 
 // solution packages the current engine state, merging coinciding blocks and
 // canonicalising signs.

@@ -3,6 +3,8 @@ package replica
 import (
 	"math"
 
+	"gonum.org/v1/gonum/mat"
+
 	"gonum.org/v1/gonum/blas"
 	"gonum.org/v1/gonum/blas/blas64"
 	"gonum.org/v1/gonum/lapack/lapack64"
@@ -37,6 +39,7 @@ func (e *engine) mattis() []rawState {
 	v := make([]float64, c)
 	h := make([]float64, nb)
 	hn := make([]float64, nb)
+	hp := make([]float64, nb)
 	var out []rawState
 	field := func() { // v ← tanh(α Σ_b φ_b u^b h_b)
 		for j := 0; j < c; j++ {
@@ -72,6 +75,15 @@ func (e *engine) mattis() []rawState {
 			copy(h, hn)
 			if d < stateIterTol {
 				break
+			}
+			// Slow linear convergence (near a transition): polish by Newton
+			// and accept a nearby stable fixed point.
+			if it%16 == 15 && d < 1e-5 {
+				copy(hp, h)
+				if r := e.polishState(hp); r < 1e-26 && hDist(hp, h) < 1e-2 && e.stateStable(hp) {
+					copy(h, hp)
+					break
+				}
 			}
 			// Deep inside the basin of a state already found (contracting
 			// steps, within stateNear of it): it converges there.
@@ -146,8 +158,9 @@ func stateDist(v1, h1, v2, h2 []float64) float64 {
 }
 
 // polishState refines a saddle point of Eq. 20 by Newton's method on
-// F(h) = h − tanh(S(h)), S_b(h) = Σ_c f_c u^b_c tanh(α Σ_b' φ_b' u^b'_c h_b').
-func (e *engine) polishState(h []float64) {
+// F(h) = h − tanh(S(h)), S_b(h) = Σ_c f_c u^b_c tanh(α Σ_b' φ_b' u^b'_c h_b'),
+// and returns the final |F|².
+func (e *engine) polishState(h []float64) float64 {
 	c, nb := e.c, e.b
 	f := e.cl.F
 	v := make([]float64, c)
@@ -193,7 +206,7 @@ func (e *engine) polishState(h []float64) {
 		}
 		a := blas64.General{Rows: nb, Cols: nb, Stride: nb, Data: jm}
 		if !lapack64.Getrf(a, ipiv) {
-			return
+			return m
 		}
 		step := make([]float64, nb)
 		for b := range r {
@@ -216,75 +229,89 @@ func (e *engine) polishState(h []float64) {
 		}
 		if !ok {
 			copy(h, h0)
-			eval()
-			return
+			return eval()
 		}
 	}
+	return m
 }
 
-// stable reports whether the saddle point with hidden magnetisations h is
-// a stable fixed point of the alternating iteration (a local minimum of the
-// mean-field free energy): started 1e-6 away, the iteration returns.
-func (e *engine) stable(h []float64) bool {
+// stateStable reports whether the saddle point of Eq. 20 with hidden
+// magnetisations h is a stable fixed point of the alternating iteration
+// h ← tanh(S(h)) (a local minimum of the mean-field free energy): the
+// spectral radius of its Jacobian diag(1−t²)·α U F diag(1−v²) Uᵀ Φ is below
+// 1. That matrix is similar to a symmetric positive semi-definite one, so
+// its eigenvalues are real and non-negative.
+func (e *engine) stateStable(h []float64) bool {
 	c, nb := e.c, e.b
 	f := e.cl.F
-	x := make([]float64, nb)
-	v := make([]float64, c)
-	for b := range x {
-		x[b] = h[b] * (1 + 1e-6*float64(1+b%3))
-	}
-	d := 0.0
-	for it := 0; it < 4000; it++ {
-		for j := 0; j < c; j++ {
-			a := 0.0
-			for b := 0; b < nb; b++ {
-				a += e.phi[b] * e.u[b*c+j] * x[b]
-			}
-			v[j] = math.Tanh(e.alpha * a)
-		}
-		d = 0
+	dv := make([]float64, c)
+	for j := 0; j < c; j++ {
+		a := 0.0
 		for b := 0; b < nb; b++ {
-			s := 0.0
-			for j := 0; j < c; j++ {
-				s += f[j] * e.u[b*c+j] * v[j]
-			}
-			x[b] = math.Tanh(s)
-			d = math.Max(d, math.Abs(x[b]-h[b]))
+			a += e.phi[b] * e.u[b*c+j] * h[b]
 		}
-		if d < 1e-9 {
-			return true
+		v := math.Tanh(e.alpha * a)
+		dv[j] = 1 - v*v
+	}
+	d1 := make([]float64, nb)
+	for b := 0; b < nb; b++ {
+		d1[b] = 1 - h[b]*h[b] // h = tanh(s) at the fixed point
+	}
+	sym := mat.NewSymDense(nb, nil)
+	for b := 0; b < nb; b++ {
+		for b2 := b; b2 < nb; b2++ {
+			m := 0.0
+			for j := 0; j < c; j++ {
+				m += f[j] * e.u[b*c+j] * dv[j] * e.u[b2*c+j]
+			}
+			m *= e.alpha * math.Sqrt(e.phi[b]*d1[b]*e.phi[b2]*d1[b2])
+			sym.SetSym(b, b2, m)
 		}
 	}
-	return false
-}
-
-// subsetStable reports whether every searched state is one of the solved
-// states and every solved state is stable: the solved set then continues
-// states that exist but are no longer reached from their data point.
-func (e *engine) subsetStable(st []rawState) bool {
-	if len(st) > e.om {
+	var es mat.EigenSym
+	if !es.Factorize(sym, false) {
 		return false
 	}
+	vals := es.Values(nil)
+	return vals[len(vals)-1] < 1-1e-9
+}
+
+// nextStates returns the state set for the next round: the solved states
+// that are still stable (hysteresis: a state continued from the previous γ
+// persists while it is a free-energy minimum, even when no Mattis
+// initialisation reaches it any more) together with the states found by
+// the Mattis search; and whether it equals the solved set.
+func (e *engine) nextStates(found []rawState) ([]rawState, bool) {
 	e.eval()
 	h := e.hOf()
-	for _, s := range st {
-		found := false
-		for w := 0; w < e.om; w++ {
-			if stateDist(s.v, s.h, e.v[w*e.c:(w+1)*e.c], h[w*e.b:(w+1)*e.b]) < stateMergeTol {
-				found = true
+	var next []rawState
+	same := true
+	for w := 0; w < e.om; w++ {
+		hw := h[w*e.b : (w+1)*e.b]
+		mx := 0.0
+		for _, x := range hw {
+			mx = math.Max(mx, math.Abs(x))
+		}
+		if mx < stateZero || !e.stateStable(hw) {
+			same = false
+			continue
+		}
+		next = append(next, rawState{v: append([]float64(nil), e.v[w*e.c:(w+1)*e.c]...), h: append([]float64(nil), hw...)})
+	}
+	for _, s := range found {
+		known := false
+		for _, t := range next {
+			if stateDist(s.v, s.h, t.v, t.h) < stateMergeTol {
+				known = true
 				break
 			}
 		}
-		if !found {
-			return false
+		if !known {
+			next = append(next, s)
+			same = false
 		}
 	}
-	for w := 0; w < e.om; w++ {
-		if !e.stable(h[w*e.b : (w+1)*e.b]) {
-			return false
-		}
-	}
-	return true
+	return next, same
 }
 
 // hDist is the max-norm distance between hidden magnetisations up to sign.

@@ -24,7 +24,7 @@ type SweepOptions struct {
 // sweep, bracketed in [Lo, Hi] (in sweep order: the change happens between
 // γ = Lo and γ = Hi).
 type Event struct {
-	Kind   string // "states", "blocks", "rank", "overlaps", "spontaneous", "zero"
+	Kind   string // "states", "blocks", "rank", "overlaps", "spontaneous", "zero", "end"
 	Lo, Hi float64
 	Detail string // e.g. "Ω 6 → 2"
 }
@@ -100,6 +100,14 @@ func (a signature) events(b signature, lo, hi float64) []Event {
 
 var errRefine = errors.New("step too coarse")
 
+// ErrBranchEnd is returned (wrapped) by Sweep when the continued solution
+// ceases to exist: its thermodynamic states lose stability and no
+// self-consistent set of states continues it (a fold, where trained weights
+// would jump to another branch, e.g. at the first transition of Fig. 4A when
+// sweeping up from the BAM phase). The path up to the fold is returned with
+// an Event of kind "end"; another branch must be started explicitly.
+var ErrBranchEnd = errors.New("solution branch ends")
+
 // Sweep continues the solution start through the requested values of γ
 // (in the given order, e.g. increasing from the BAM phase), hot-starting
 // each step from the last solution with a secant predictor. Steps are
@@ -139,6 +147,10 @@ func Sweep(ctx context.Context, start *Solution, gammas []float64, opt SweepOpti
 			if err != nil {
 				if ctx.Err() != nil {
 					return path, fmt.Errorf("replica.Sweep: interrupted at γ = %g: %w", cur.Problem.Gamma, ctx.Err())
+				}
+				if errors.Is(err, errOscillate) && dg <= opt.LocateTol {
+					path.Events = append(path.Events, Event{Kind: "end", Lo: cur.Problem.Gamma, Hi: g, Detail: "branch ends: its states lose stability (fold)"})
+					return path, fmt.Errorf("replica.Sweep: %w at γ ∈ [%g, %g]: %v", ErrBranchEnd, cur.Problem.Gamma, g, err)
 				}
 				if math.Abs(g-cur.Problem.Gamma) <= opt.MinStep {
 					return path, fmt.Errorf("replica.Sweep: stuck at γ = %g (step %g): %w", cur.Problem.Gamma, g-cur.Problem.Gamma, err)

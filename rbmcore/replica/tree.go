@@ -2,6 +2,7 @@ package replica
 
 import (
 	"fmt"
+	"math"
 
 	"gonum.org/v1/gonum/mat"
 )
@@ -153,4 +154,84 @@ func (t Tree) columnProb(sigma []float64, sign float64) float64 {
 		return prod
 	}
 	return rec(0, 0, t.K(), 1)
+}
+
+// Automorphisms returns the permutations of the leaves that preserve the
+// tree (the children of every node permuted among themselves, recursively):
+// Π_j (K_j!)^(nodes at level j−1) of them, each as perm[k] = image of leaf
+// k. Limited to 100000 permutations.
+func (t Tree) Automorphisms() ([][]int, error) {
+	if err := t.Validate(); err != nil {
+		return nil, err
+	}
+	count := 1.0
+	nodes := 1
+	for _, c := range t.Children {
+		f := 1.0
+		for i := 2; i <= c; i++ {
+			f *= float64(i)
+		}
+		count *= math.Pow(f, float64(nodes))
+		nodes *= c
+	}
+	if count > 100000 {
+		return nil, fmt.Errorf("replica.Tree.Automorphisms: %g automorphisms, limited to 100000", count)
+	}
+	// sub(level) lists the automorphisms of a subtree rooted at that level,
+	// as permutations of its span of leaves (local indices).
+	var sub func(level int) [][]int
+	sub = func(level int) [][]int {
+		if level == len(t.Children) {
+			return [][]int{{0}}
+		}
+		kc := t.Children[level]
+		inner := sub(level + 1)
+		span := len(inner[0])
+		var out [][]int
+		for _, pi := range permutations(kc) {
+			// choose one inner automorphism per child
+			idx := make([]int, kc)
+			for {
+				p := make([]int, kc*span)
+				for c := 0; c < kc; c++ {
+					for l := 0; l < span; l++ {
+						p[c*span+l] = pi[c]*span + inner[idx[c]][l]
+					}
+				}
+				out = append(out, p)
+				c := 0
+				for c < kc {
+					idx[c]++
+					if idx[c] < len(inner) {
+						break
+					}
+					idx[c] = 0
+					c++
+				}
+				if c == kc {
+					break
+				}
+			}
+		}
+		return out
+	}
+	return sub(0), nil
+}
+
+// permutations lists all permutations of 0..n−1.
+func permutations(n int) [][]int {
+	if n == 1 {
+		return [][]int{{0}}
+	}
+	var out [][]int
+	for _, p := range permutations(n - 1) {
+		for pos := 0; pos <= len(p); pos++ {
+			q := make([]int, 0, n)
+			q = append(q, p[:pos]...)
+			q = append(q, n-1)
+			q = append(q, p[pos:]...)
+			out = append(out, q)
+		}
+	}
+	return out
 }
