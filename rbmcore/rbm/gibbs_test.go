@@ -2,8 +2,10 @@ package rbm
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math"
+	"strings"
 	"testing"
 
 	"gonum.org/v1/gonum/mat"
@@ -420,4 +422,25 @@ func ExampleChains() {
 	}
 	fmt.Println(c.Len(), c.Sweeps())
 	// Output: 100 10
+}
+
+// TestChainsErrorsAndCancel: a Poisson overflow stops the run with an
+// error naming the unit; a cancelled context stops it with ctx's error.
+func TestChainsErrorsAndCancel(t *testing.T) {
+	m := New(Binary(3), Poisson(2), Seed(1), WeightScale(0))
+	m.Hidden.(*PoissonLayer).Theta[1] = 40 // mean e^40 > 1e15
+	_, err := NewChains(m, 10, 1)
+	if err == nil || !strings.Contains(err.Error(), "poisson unit 1") {
+		t.Fatalf("want an overflow error naming poisson unit 1, got %v", err)
+	}
+	m2 := New(Binary(10), Binary(5), Seed(1))
+	c, err := NewChains(m2, 20, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	err = c.Run(ctx, 1000000, func(done, total int) { cancel() })
+	if !errors.Is(err, context.Canceled) || c.Sweeps() >= 1000000 {
+		t.Fatalf("after cancel: error %v, %d sweeps; want context.Canceled early", err, c.Sweeps())
+	}
 }
