@@ -1,6 +1,7 @@
 package rbm
 
 import (
+	"context"
 	"fmt"
 	"math"
 	"math/rand/v2"
@@ -73,7 +74,13 @@ func (m *RBM) sitePL(v, in []float64, i int, vals [][]float64, alt, g, e []float
 // is computed from the free-energy differences of the site's values, so the
 // cost is O(N q M) per row. The visible layer must be binary, spin or Potts.
 func (m *RBM) PseudoLikelihood(v *mat.Dense) ([]float64, error) {
-	return m.pl(nil, v)
+	return m.pl(context.Background(), nil, v)
+}
+
+// PseudoLikelihoodContext is PseudoLikelihood checking ctx between rows, so
+// a long evaluation (e.g. a full test set) can be interrupted.
+func (m *RBM) PseudoLikelihoodContext(ctx context.Context, v *mat.Dense) ([]float64, error) {
+	return m.pl(ctx, nil, v)
 }
 
 // StochasticPseudoLikelihood returns, for each row of v, N·log P(v_i |
@@ -83,10 +90,10 @@ func (m *RBM) StochasticPseudoLikelihood(rng *rand.Rand, v *mat.Dense) ([]float6
 	if rng == nil {
 		return nil, fmt.Errorf("rbm: StochasticPseudoLikelihood: nil rng")
 	}
-	return m.pl(rng, v)
+	return m.pl(context.Background(), rng, v)
 }
 
-func (m *RBM) pl(rng *rand.Rand, v *mat.Dense) ([]float64, error) {
+func (m *RBM) pl(ctx context.Context, rng *rand.Rand, v *mat.Dense) ([]float64, error) {
 	vals, err := siteValues(m.Visible)
 	if err != nil {
 		return nil, err
@@ -107,6 +114,9 @@ func (m *RBM) pl(rng *rand.Rand, v *mat.Dense) ([]float64, error) {
 	err = forBlocks(rows, streams(0, rows, 0), func(r0, r1 int, _ *rand.Rand) error {
 		alt, g, e := make([]float64, k*nh), make([]float64, k), make([]float64, k)
 		for r := r0; r < r1; r++ {
+			if err := ctx.Err(); err != nil {
+				return err
+			}
 			row, ir := d[r*nv:(r+1)*nv], in[r*nh:(r+1)*nh]
 			if sites != nil {
 				out[r] = float64(n) * m.sitePL(row, ir, sites[r], vals, alt, g, e)
