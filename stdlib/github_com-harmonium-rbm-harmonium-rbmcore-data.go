@@ -14,6 +14,7 @@ func init() {
 		// function, constant and variable definitions
 		"BarsAndStripes":       reflect.ValueOf(data.BarsAndStripes),
 		"ClockRing":            reflect.ValueOf(data.ClockRing),
+		"FromRBM":              reflect.ValueOf(data.FromRBM),
 		"Hierarchical":         reflect.ValueOf(data.Hierarchical),
 		"HierarchicalOverlaps": reflect.ValueOf(data.HierarchicalOverlaps),
 		"IsingRing":            reflect.ValueOf(data.IsingRing),

@@ -12,10 +12,25 @@ import (
 func init() {
 	Symbols["github.com/harmonium-rbm/harmonium/rbmcore/mapping/mapping"] = map[string]reflect.Value{
 		// function, constant and variable definitions
-		"MaxAllTerms": reflect.ValueOf(constant.MakeFromLiteral("4194304", token.INT, 0)),
+		"All":                 reflect.ValueOf(mapping.All),
+		"Fields":              reflect.ValueOf(mapping.Fields),
+		"FromSpin":            reflect.ValueOf(mapping.FromSpin),
+		"LinearFromCouplings": reflect.ValueOf(mapping.LinearFromCouplings),
+		"MaxAllTerms":         reflect.ValueOf(constant.MakeFromLiteral("4194304", token.INT, 0)),
+		"NRMSE":               reflect.ValueOf(mapping.NRMSE),
+		"New":                 reflect.ValueOf(mapping.New),
+		"OrderLimit":          reflect.ValueOf(mapping.OrderLimit),
+		"Pairwise":            reflect.ValueOf(mapping.Pairwise),
+		"Probabilities":       reflect.ValueOf(mapping.Probabilities),
+		"RMSWeight":           reflect.ValueOf(mapping.RMSWeight),
+		"RegressCouplings":    reflect.ValueOf(mapping.RegressCouplings),
+		"StateFrequencies":    reflect.ValueOf(mapping.StateFrequencies),
+		"StrengthSlope":       reflect.ValueOf(mapping.StrengthSlope),
+		"ToSpin":              reflect.ValueOf(mapping.ToSpin),
 
 		// type definitions
-		"Mapper": reflect.ValueOf((*mapping.Mapper)(nil)),
-		"Term":   reflect.ValueOf((*mapping.Term)(nil)),
+		"Mapper":     reflect.ValueOf((*mapping.Mapper)(nil)),
+		"Regression": reflect.ValueOf((*mapping.Regression)(nil)),
+		"Term":       reflect.ValueOf((*mapping.Term)(nil)),
 	}
 }
