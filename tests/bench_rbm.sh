@@ -11,8 +11,8 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 GO=${GO:-go}
 PY=${PY:-/usr/bin/python3}
-ROUNDS=${ROUNDS:-3}
-BENCHTIME=${BENCHTIME:-2s}
+ROUNDS=${ROUNDS:-5}
+BENCHTIME=${BENCHTIME:-1s}
 have_openblas=0
 if [ -e /usr/lib/x86_64-linux-gnu/libopenblas.so ] || [ -e /usr/lib/libopenblas.so ]; then have_openblas=1; fi
 
