@@ -42,6 +42,7 @@ func TestPCDBarsAndStripes(t *testing.T) {
 	mon := Monitor{PLEvery: -1, ReconEvery: -1}
 	for _, tr := range []Trainer{
 		{Method: PCD, Chains: 32, K: 3, Epochs: 2000, Batch: 16, LR: 0.03, Optimizer: Adam, Seed: 1, Monitor: mon, Schedule: GeometricDecay(2000, 0.3, 0.01)},
+		{Method: PCD, Float32: true, Chains: 32, K: 3, Epochs: 2000, Batch: 16, LR: 0.03, Optimizer: Adam, Seed: 2, Monitor: mon, Schedule: GeometricDecay(2000, 0.3, 0.01)},
 		{Method: PT, Chains: 16, K: 1, Epochs: 1500, Batch: 16, LR: 0.03, Optimizer: Adam, Seed: 1, Monitor: mon, Schedule: GeometricDecay(1500, 0.3, 0.01)},
 	} {
 		ll := basLogLik(t, 16, tr)

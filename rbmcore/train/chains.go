@@ -40,16 +40,21 @@ type sampler struct {
 	rng    *rand.Rand
 	seed   uint64
 	chains int
-	pcd    *rbm.Chains
-	pt     *rbm.Tempering
-	cd     map[int]*rbm.Chains
+	p      *products
+	// PCD: the persistent chains' visible states and buffers (the trainer
+	// runs these sweeps itself so that the hidden inputs of the
+	// statistics are reused by the sweep and the products can run in
+	// float32; the layers' own samplers draw the states).
+	v, h, in, vin []float64
+	pt            *rbm.Tempering
+	cd            map[int]*rbm.Chains
 	// Exact: every visible state and its probability
 	states  *mat.Dense
 	weights []float64
 }
 
-func newSampler(t *Trainer, m *rbm.RBM, rng *rand.Rand) (*sampler, error) {
-	s := &sampler{method: t.Method, m: m, rng: rng, seed: t.Seed, chains: t.Chains}
+func newSampler(t *Trainer, m *rbm.RBM, p *products, rng *rand.Rand) (*sampler, error) {
+	s := &sampler{method: t.Method, m: m, p: p, rng: rng, seed: t.Seed, chains: t.Chains}
 	var err error
 	// Persistent chains start from independent samples of the visible layer
 	// alone (its fields only: the independent-site model after a data-based
@@ -58,7 +63,13 @@ func newSampler(t *Trainer, m *rbm.RBM, rng *rand.Rand) (*sampler, error) {
 	case CD:
 		s.cd = map[int]*rbm.Chains{}
 	case PCD:
-		s.pcd, err = rbm.NewChains(m, s.chains, t.Seed^0xc4a1)
+		nv, nh := rbm.Width(m.Visible), rbm.Width(m.Hidden)
+		s.v, s.h = make([]float64, s.chains*nv), make([]float64, s.chains*nh)
+		s.in, s.vin = make([]float64, s.chains*nh), make([]float64, s.chains*nv)
+		// Independent samples of the visible layer alone (zero input).
+		if e := m.Visible.Sample(rng, make([]float64, s.chains*nv), s.v, 1); e != nil {
+			err = fmt.Errorf("initial chain states: %w", e)
+		}
 	case PT:
 		betas := t.Betas
 		if len(betas) == 0 {
@@ -134,10 +145,28 @@ func (s *sampler) modelPhase(ctx context.Context, acc *accumulator, k int, batch
 		}
 		acc.phase(c.V.RawMatrix().Data, b, nil, -1, nil)
 	case PCD:
-		if err := s.pcd.Run(ctx, k, nil); err != nil {
-			return err
+		// The negative statistics are taken on the chains' current state
+		// (left by the previous update's sweeps) with the current
+		// parameters; then the chains advance k sweeps, the first reusing
+		// the hidden inputs v·W of the statistics (one matrix product saved
+		// per update; the stationary distribution is the same).
+		s.p.hiddenInput(s.v, s.chains, s.in)
+		acc.phase(s.v, s.chains, nil, -1, s.in)
+		for step := 0; step < k; step++ {
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+			if step > 0 {
+				s.p.hiddenInput(s.v, s.chains, s.in)
+			}
+			if err := m.Hidden.Sample(s.rng, s.in, s.h, 1); err != nil {
+				return fmt.Errorf("sampling the hidden layer: %w", err)
+			}
+			s.p.visibleInput(s.h, s.chains, s.vin)
+			if err := m.Visible.Sample(s.rng, s.vin, s.v, 1); err != nil {
+				return fmt.Errorf("sampling the visible layer: %w", err)
+			}
 		}
-		acc.phase(s.pcd.V.RawMatrix().Data, s.chains, nil, -1, nil)
 	case PT:
 		if err := s.pt.Run(ctx, k, nil); err != nil {
 			return err
@@ -187,16 +216,11 @@ func (s *sampler) swapRate() float64 {
 // chainMean returns the mean visible value of the β = 1 chains (NaN for CD
 // and Exact).
 func (s *sampler) chainMean() float64 {
-	var c *rbm.Chains
-	switch {
-	case s.pcd != nil:
-		c = s.pcd
-	case s.pt != nil:
-		c = s.pt.Replicas[len(s.pt.Replicas)-1]
-	default:
+	states := s.chainStates()
+	if len(states) == 0 {
 		return math.NaN()
 	}
-	v := c.V.RawMatrix().Data
+	v := states[len(states)-1]
 	t := 0.0
 	for _, x := range v {
 		t += x
@@ -204,13 +228,18 @@ func (s *sampler) chainMean() float64 {
 	return t / float64(len(v))
 }
 
-// persistent returns the persistent chain sets (PCD: one, PT: one per β).
-func (s *sampler) persistent() []*rbm.Chains {
+// chainStates returns views of the visible states of the persistent chains
+// (PCD: one slice, PT: one per β, ascending).
+func (s *sampler) chainStates() [][]float64 {
 	switch {
-	case s.pcd != nil:
-		return []*rbm.Chains{s.pcd}
+	case s.v != nil:
+		return [][]float64{s.v}
 	case s.pt != nil:
-		return s.pt.Replicas
+		var out [][]float64
+		for _, c := range s.pt.Replicas {
+			out = append(out, c.V.RawMatrix().Data)
+		}
+		return out
 	}
 	return nil
 }

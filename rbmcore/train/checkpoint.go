@@ -43,9 +43,7 @@ func (r *run) saveCheckpoint(path string) error {
 	c := checkpoint{Format: checkpointFormat, Model: r.m.String(), Names: r.names, Params: r.params,
 		Epoch: r.epoch, Updates: r.updates, Elapsed: r.elapsed + timeSince(r), OptT: r.opt.t, OptM: r.opt.m, OptV: r.opt.v,
 		RNG: rngState, Mu: r.mu, Lambda: r.lam, History: *r.hist, Best: r.best, BestAt: r.bestAt, BestParams: r.bestPar}
-	for _, ch := range r.smp.persistent() {
-		c.Chains = append(c.Chains, ch.V.RawMatrix().Data)
-	}
+	c.Chains = r.smp.chainStates()
 	var buf bytes.Buffer
 	if err := gob.NewEncoder(&buf).Encode(&c); err != nil {
 		return fmt.Errorf("train: checkpoint %s: %w", path, err)
@@ -121,13 +119,8 @@ func (t *Trainer) Resume(ctx context.Context, path string, m *rbm.RBM, set *data
 	if err := copyShaped(r.opt.v, c.OptV); err != nil {
 		return nil, fmt.Errorf("train: checkpoint %s: optimiser state (Optimizer %q?): %w", path, r.t.Optimizer, err)
 	}
-	pers := r.smp.persistent()
-	if len(pers) == len(c.Chains) {
-		for k, ch := range pers {
-			if len(c.Chains[k]) == len(ch.V.RawMatrix().Data) {
-				copy(ch.V.RawMatrix().Data, c.Chains[k])
-			}
-		}
+	if err := copyShaped(r.smp.chainStates(), c.Chains); err != nil {
+		return nil, fmt.Errorf("train: checkpoint %s: chains (Method %q, Chains %d?): %w", path, r.t.Method, r.t.Chains, err)
 	}
 	if r.t.Centred && len(c.Mu) == len(r.mu) && len(c.Lambda) == len(r.lam) {
 		copy(r.mu, c.Mu)

@@ -5,7 +5,6 @@ import (
 	"math"
 	"strings"
 
-	"gonum.org/v1/gonum/blas"
 	"gonum.org/v1/gonum/blas/blas64"
 	"gonum.org/v1/gonum/mat"
 
@@ -62,17 +61,28 @@ func isField(name string) bool { return strings.HasPrefix(name, "theta") }
 // batches of visible states into a Gradient, with reusable buffers.
 type accumulator struct {
 	m          *rbm.RBM
+	p          *products
 	g          *Gradient
 	vMean      []float64 // Σ sign·c·v (for centring)
 	hMean      []float64 // Σ sign·c·⟨h|v⟩
 	in, hm, hc []float64
 	tmpV, tmpH [][]float64
+	// A layer whose only parameter is a field θ (U ∋ −θx: binary, spin,
+	// Potts, Poisson) has ∂Γ/∂θ = Γ′ (hidden) and −∂U/∂θ = x (visible):
+	// its gradients are the means already computed, no layer call needed.
+	visFieldOnly, hidFieldOnly bool
 }
 
-func newAccumulator(m *rbm.RBM) *accumulator {
-	return &accumulator{m: m, g: newGradient(m),
+func fieldOnly(l rbm.Layer) bool {
+	n := l.ParamNames()
+	return len(n) == 1 && n[0] == "theta"
+}
+
+func newAccumulator(m *rbm.RBM, p *products) *accumulator {
+	return &accumulator{m: m, p: p, g: newGradient(m),
 		vMean: make([]float64, rbm.Width(m.Visible)), hMean: make([]float64, rbm.Width(m.Hidden)),
-		tmpV: rbm.NewGrads(m.Visible), tmpH: rbm.NewGrads(m.Hidden)}
+		tmpV: rbm.NewGrads(m.Visible), tmpH: rbm.NewGrads(m.Hidden),
+		visFieldOnly: fieldOnly(m.Visible), hidFieldOnly: fieldOnly(m.Hidden)}
 }
 
 func (a *accumulator) reset() {
@@ -101,7 +111,7 @@ func (a *accumulator) phase(v []float64, b int, coef []float64, sign float64, in
 	if in == nil {
 		a.in = grow(a.in, b*nh)
 		in = a.in
-		blas64.Gemm(blas.NoTrans, blas.NoTrans, 1, general(v, b, nv), m.W.RawMatrix(), 0, general(in, b, nh))
+		a.p.hiddenInput(v, b, in)
 	}
 	a.hm = grow(a.hm, b*nh)
 	m.Hidden.Mean(in, a.hm)
@@ -116,33 +126,51 @@ func (a *accumulator) phase(v []float64, b int, coef []float64, sign float64, in
 		}
 		hm, alpha = a.hc, sign
 	}
-	// W += alpha · vᵀ hm
-	blas64.Gemm(blas.Trans, blas.NoTrans, alpha, general(v, b, nv), general(hm, b, nh), 1, a.g.W.RawMatrix())
+	a.p.accumulate(alpha, v, hm, b, a.g.W.RawMatrix().Data)
+	// Phase means of v and ⟨h|v⟩ (centring, and field-only gradients).
+	vs := make([]float64, nv)
+	hs := make([]float64, nh)
 	for r := 0; r < b; r++ {
 		c := 1 / float64(b)
 		if coef != nil {
 			c = coef[r]
 		}
 		for i, x := range v[r*nv : (r+1)*nv] {
-			a.vMean[i] += sign * c * x
+			vs[i] += c * x
 		}
 		for j, x := range a.hm[r*nh : (r+1)*nh] {
-			a.hMean[j] += sign * c * x
+			hs[j] += c * x
 		}
 	}
-	if coef == nil {
+	for i, x := range vs {
+		a.vMean[i] += sign * x
+	}
+	for j, x := range hs {
+		a.hMean[j] += sign * x
+	}
+	switch {
+	case a.visFieldOnly:
+		addScaled(a.g.Visible, [][]float64{vs}, sign)
+	case coef == nil:
 		m.Visible.GradLogWeight(v, a.tmpV)
 		addScaled(a.g.Visible, a.tmpV, sign)
+	default: // the layer gradients are batch means: weighted rows one by one
+		for r := 0; r < b; r++ {
+			m.Visible.GradLogWeight(v[r*nv:(r+1)*nv], a.tmpV)
+			addScaled(a.g.Visible, a.tmpV, sign*coef[r])
+		}
+	}
+	switch {
+	case a.hidFieldOnly:
+		addScaled(a.g.Hidden, [][]float64{hs}, sign)
+	case coef == nil:
 		m.Hidden.GradCGF(in, a.tmpH)
 		addScaled(a.g.Hidden, a.tmpH, sign)
-		return
-	}
-	// Weighted rows: the layer gradients are batch means, so take them row by row.
-	for r := 0; r < b; r++ {
-		m.Visible.GradLogWeight(v[r*nv:(r+1)*nv], a.tmpV)
-		addScaled(a.g.Visible, a.tmpV, sign*coef[r])
-		m.Hidden.GradCGF(in[r*nh:(r+1)*nh], a.tmpH)
-		addScaled(a.g.Hidden, a.tmpH, sign*coef[r])
+	default:
+		for r := 0; r < b; r++ {
+			m.Hidden.GradCGF(in[r*nh:(r+1)*nh], a.tmpH)
+			addScaled(a.g.Hidden, a.tmpH, sign*coef[r])
+		}
 	}
 }
 
@@ -192,7 +220,7 @@ func LogLikelihoodGradient(m *rbm.RBM, data *mat.Dense, dataWeights []float64, m
 	if err := m.Validate(); err != nil {
 		return nil, fmt.Errorf("train: LogLikelihoodGradient: %w", err)
 	}
-	acc := newAccumulator(m)
+	acc := newAccumulator(m, newProducts(m, false))
 	for _, ph := range []struct {
 		name string
 		x    *mat.Dense

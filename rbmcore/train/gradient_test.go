@@ -152,3 +152,30 @@ func TestTrainerExactStep(t *testing.T) {
 		}
 	}
 }
+
+// TestFloat32Step checks that single-precision products change one exact
+// update by no more than float32 rounding.
+func TestFloat32Step(t *testing.T) {
+	for _, f32 := range []bool{false, true} {
+		m := tinyModels()[0]
+		x, w, states := tinyData(t, m)
+		want := fdGradient(m, x, w, states)
+		before := paramsOf(m)
+		set := &data.Set{X: x, Kind: data.KindReal, Q: 1, Weights: w, Source: "tiny"}
+		const lr = 1e-3
+		tr := Trainer{Method: Exact, Float32: f32, Epochs: 1, Batch: 5, LR: lr, Monitor: Monitor{PLEvery: -1, ReconEvery: -1}}
+		if _, err := tr.Fit(context.Background(), m, set); err != nil {
+			t.Fatal(err)
+		}
+		after := paramsOf(m)
+		worst := 0.0
+		for p := range after {
+			for k := range after[p] {
+				worst = math.Max(worst, math.Abs((after[p][k]-before[p][k])/lr-want[p][k]))
+			}
+		}
+		if tol := map[bool]float64{false: 1e-6, true: 1e-5}[f32]; worst > tol || (f32 && worst < 1e-9) {
+			t.Errorf("Float32 %v: worst deviation from the exact gradient %v", f32, worst)
+		}
+	}
+}

@@ -107,46 +107,50 @@ func TestDivergenceKeepsLastGood(t *testing.T) {
 	}
 }
 
-// TestCheckpointResume checks that an exact-gradient Adam run interrupted
-// after 3 epochs and resumed from its checkpoint ends bit-identical to an
-// uninterrupted 6-epoch run, and that a corrupt checkpoint is rejected.
+// TestCheckpointResume checks that exact-gradient and PCD Adam runs
+// interrupted after 3 epochs and resumed from their checkpoints end
+// bit-identical to uninterrupted 6-epoch runs, and that a corrupt checkpoint
+// or a different architecture is rejected.
 func TestCheckpointResume(t *testing.T) {
 	set := basSet(t)
 	dir := t.TempDir()
 	mk := func() *rbm.RBM { return rbm.New(rbm.Binary(9), rbm.ReLU(4), rbm.Seed(5), rbm.WeightScale(0.2)) }
-	tr := Trainer{Method: Exact, Batch: 5, Epochs: 6, LR: 0.02, Optimizer: Adam, Seed: 3}
-	full := mk()
-	hFull, err := tr.Fit(context.Background(), full, set)
-	if err != nil {
-		t.Fatal(err)
+	for _, method := range []string{Exact, PCD} {
+		tr := Trainer{Method: method, Batch: 5, Chains: 7, Epochs: 6, LR: 0.02, Optimizer: Adam, Seed: 3}
+		full := mk()
+		hFull, err := tr.Fit(context.Background(), full, set)
+		if err != nil {
+			t.Fatal(err)
+		}
+		part := mk()
+		short := tr
+		short.Epochs = 3
+		short.Checkpoint = filepath.Join(dir, method+".ckpt")
+		if _, err := short.Fit(context.Background(), part, set); err != nil {
+			t.Fatal(err)
+		}
+		resumed := mk() // fresh parameters: all of them must come from the file
+		hRes, err := tr.Resume(context.Background(), short.Checkpoint, resumed, set)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !sameParams(paramsOf(resumed), paramsOf(full)) {
+			t.Errorf("%s: resumed run differs from the uninterrupted one", method)
+		}
+		if len(hRes.Records) != 6 || hRes.Records[5].Updates != hFull.Records[5].Updates ||
+			hRes.Records[4].PseudoLikelihood != hFull.Records[4].PseudoLikelihood {
+			t.Errorf("%s: resumed history\n%v\nfull\n%v", method, hRes, hFull)
+		}
 	}
-	part := mk()
-	short := tr
-	short.Epochs = 3
-	short.Checkpoint = filepath.Join(dir, "run.ckpt")
-	if _, err := short.Fit(context.Background(), part, set); err != nil {
-		t.Fatal(err)
-	}
-	resumed := mk() // fresh parameters: all of them must come from the file
-	hRes, err := tr.Resume(context.Background(), short.Checkpoint, resumed, set)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !sameParams(paramsOf(resumed), paramsOf(full)) {
-		t.Error("resumed run differs from the uninterrupted one")
-	}
-	if len(hRes.Records) != 6 || hRes.Records[5].Updates != hFull.Records[5].Updates ||
-		hRes.Records[4].PseudoLikelihood != hFull.Records[4].PseudoLikelihood {
-		t.Errorf("resumed history %v\nfull %v", hRes, hFull)
-	}
-	raw, _ := os.ReadFile(short.Checkpoint)
+	raw, _ := os.ReadFile(filepath.Join(dir, "pcd.ckpt"))
 	bad := filepath.Join(dir, "bad.ckpt")
 	os.WriteFile(bad, raw[:len(raw)/2], 0o644)
+	tr := Trainer{Method: PCD, Batch: 5, Chains: 7, Epochs: 6}
 	if _, err := tr.Resume(context.Background(), bad, mk(), set); err == nil || !strings.Contains(err.Error(), "bad.ckpt") {
 		t.Errorf("truncated checkpoint: error %v", err)
 	}
 	other := rbm.New(rbm.Binary(9), rbm.Binary(4))
-	if _, err := tr.Resume(context.Background(), short.Checkpoint, other, set); err == nil {
+	if _, err := tr.Resume(context.Background(), filepath.Join(dir, "pcd.ckpt"), other, set); err == nil {
 		t.Error("checkpoint accepted for a different architecture")
 	}
 }
@@ -236,7 +240,7 @@ func TestPenaltiesFiniteDifferences(t *testing.T) {
 		return r
 	}
 	cfg, _ := tr.withDefaults()
-	r := &run{t: cfg, m: m, acc: newAccumulator(m), dir: newGradient(m)}
+	r := &run{t: cfg, m: m, acc: newAccumulator(m, newProducts(m, false)), dir: newGradient(m)}
 	r.direction()
 	params, names := modelParams(m)
 	dirs := r.dir.slices()

@@ -1,0 +1,47 @@
+#!/usr/bin/env bash
+# Training benchmark (issue 5): one PCD epoch over Fashion-MNIST (60000 × 784,
+# pixels scaled to [0, 1]), M = 500 binary hidden units, batch 100, 100
+# persistent chains, 1 Gibbs step, SGD — Harmonium's train.Trainer (float64
+# and float32 matrix products) against scikit-learn's BernoulliRBM with the
+# same settings, side by side in one run, with OpenBLAS multi-threaded
+# (default) and single-threaded (OPENBLAS_NUM_THREADS=1; the fair setting on
+# a loaded shared machine). Each figure is the best of REPS runs (default 2).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+PY=${PY:-/usr/bin/python3}
+BLAS=${BLAS:-openblas}
+REPS=${REPS:-2}
+DATA=${HARMONIUM_FASHION:-/usr/share/datasets/fashion-mnist/train-images-idx3-ubyte.gz}
+if [ ! -e "$DATA" ]; then
+  echo "bench_train: $DATA not found (install dataset-fashion-mnist); skipped"
+  exit 0
+fi
+tags=""
+[ "$BLAS" = openblas ] && tags="-tags openblas"
+go test $tags -c -o /tmp/harmonium_bench_train.test ./rbmcore/train >/dev/null
+trap 'rm -f /tmp/harmonium_bench_train.test' EXIT
+
+field() { awk -v unit="$1" -v pat="$2" '$0 ~ pat {for (i=1;i<NF;i++) if ($(i+1)==unit) print $i}'; }
+best() { sort -g | head -1; }
+
+for threads in default 1; do
+  if [ "$threads" = default ]; then unset OPENBLAS_NUM_THREADS; else export OPENBLAS_NUM_THREADS=$threads; fi
+  echo "--- OpenBLAS threads: $threads (Go BLAS backend: $BLAS; load: $(cut -d' ' -f1-3 /proc/loadavg))"
+  w64=(); w32=(); ws=(); c64=(); c32=(); cs=()
+  for rep in $(seq "$REPS"); do
+    out=$(HARMONIUM_FASHION="$DATA" /tmp/harmonium_bench_train.test -test.run '^$' -test.bench PCDEpochFashionMNIST -test.benchtime 1x)
+    w64+=("$(echo "$out" | field s/epoch float64)"); c64+=("$(echo "$out" | field cpu-s/epoch float64)")
+    w32+=("$(echo "$out" | field s/epoch float32)"); c32+=("$(echo "$out" | field cpu-s/epoch float32)")
+    py=$("$PY" tests/bench_train.py "$DATA" 1)
+    ws+=("$(echo "$py" | field s/epoch sklearn)"); cs+=("$(echo "$py" | field cpu-s/epoch sklearn)")
+  done
+  row() { # name, wall list, cpu list
+    printf '  %-24s wall %7.2f s  cpu %7.2f s   (wall runs: %s)\n' "$1" "$(printf '%s\n' $2 | best)" "$(printf '%s\n' $3 | best)" "$2"
+  }
+  row "harmonium PCD float64" "${w64[*]}" "${c64[*]}"
+  row "harmonium PCD float32" "${w32[*]}" "${c32[*]}"
+  row "sklearn BernoulliRBM" "${ws[*]}" "${cs[*]}"
+  awk -v s="$(printf '%s\n' "${ws[@]}" | best)" -v a="$(printf '%s\n' "${w64[@]}" | best)" -v b="$(printf '%s\n' "${w32[@]}" | best)" \
+      -v cs="$(printf '%s\n' "${cs[@]}" | best)" -v ca="$(printf '%s\n' "${c64[@]}" | best)" -v cb="$(printf '%s\n' "${c32[@]}" | best)" \
+      'BEGIN { printf "  speed-up vs sklearn (wall): float64 %.2fx, float32 %.2fx; (cpu): float64 %.2fx, float32 %.2fx  (goal >= 2x)\n", s/a, s/b, cs/ca, cs/cb }'
+done
