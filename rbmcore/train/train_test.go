@@ -441,3 +441,28 @@ func TestSeed001Init(t *testing.T) {
 		}
 	}
 }
+
+func TestHistoryPlot(t *testing.T) {
+	h := &History{Records: []Record{
+		{Epoch: 1, PseudoLikelihood: -5, ReconError: 0.2},
+		{Epoch: 2, PseudoLikelihood: math.NaN(), ReconError: 0.1},
+		{Epoch: 3, PseudoLikelihood: -4, ReconError: 0.05},
+	}, UpdatePL: []float64{-6, -5.5}}
+	p, err := h.Plot("pl", "recon")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p.X.Label.Text != "epoch" || !strings.Contains(p.Y.Label.Text, "recon") || p.X.Min != 1 || p.X.Max != 3 {
+		t.Errorf("plot axes: x %q [%v, %v], y %q", p.X.Label.Text, p.X.Min, p.X.Max, p.Y.Label.Text)
+	}
+	if p, err := h.Plot("update_pl"); err != nil || p.X.Label.Text != "update" {
+		t.Errorf("update_pl plot: %v", err)
+	}
+	if _, err := h.Plot("accuracy"); err == nil {
+		t.Error("unknown column accepted")
+	}
+	x, y, _ := h.Column("pl")
+	if len(x) != 2 || x[1] != 3 || y[1] != -4 {
+		t.Errorf("pl column skips NaN: %v %v", x, y)
+	}
+}
