@@ -32,7 +32,6 @@ type Chains struct {
 	rngs   []*rand.Rand
 	inH    []float64 // hidden inputs of the last sweep (v·W)
 	inV    []float64 // visible inputs of the last sweep (h·Wᵀ)
-	saved  []float64 // clamped values scratch
 	sweeps int
 }
 

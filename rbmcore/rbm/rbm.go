@@ -305,13 +305,8 @@ func (m *RBM) Energy(v, h *mat.Dense) []float64 {
 		panic(fmt.Sprintf("rbm: Energy: %d visible rows, %d hidden rows", b, bh))
 	}
 	in := m.HiddenInput(v).RawMatrix().Data
-	return energyRows(m, dv, dh, in, b, make([]float64, b))
-}
-
-// energyRows computes E for b rows given the hidden inputs in = v·W; eh is
-// scratch of length b. The result is written into and returns a new slice.
-func energyRows(m *RBM, dv, dh, in []float64, b int, eh []float64) []float64 {
 	e := make([]float64, b)
+	eh := make([]float64, b)
 	m.Visible.Energy(dv, e)
 	m.Hidden.Energy(dh, eh)
 	nh := Width(m.Hidden)

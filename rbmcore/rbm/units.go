@@ -3,7 +3,6 @@ package rbm
 import (
 	"fmt"
 	"math"
-	"math/rand/v2"
 
 	"github.com/harmonium-rbm/harmonium/rbmcore/internal/mathx"
 )
@@ -107,16 +106,6 @@ func filled(n int, v float64) []float64 {
 }
 
 func cloneSlice(s []float64) []float64 { return append([]float64(nil), s...) }
-
-// uniform returns a float64 in (0, 1): never exactly 0, so comparisons
-// u < p with p = 0 never succeed.
-func uniform(rng *rand.Rand) float64 {
-	for {
-		if u := rng.Float64(); u > 0 {
-			return u
-		}
-	}
-}
 
 // sigmoid is re-exported locally for brevity.
 func sigmoid(x float64) float64 { return mathx.Sigmoid(x) }
