@@ -88,7 +88,7 @@ func (s *Session) runGo(ctx context.Context, c *cell, src string) *Error {
 		}
 	}
 	if len(hoisted) > 0 || carried != "" {
-		if e := s.evalDecls(ctx, src, hoisted, carried); e != nil {
+		if e := s.evalDecls(ctx, c, src, hoisted, carried); e != nil {
 			return e
 		}
 	}
@@ -99,7 +99,7 @@ func (s *Session) runGo(ctx context.Context, c *cell, src string) *Error {
 	}
 	for i, ch := range chunks {
 		if ch.kind == itemDecl {
-			if e := s.evalDecls(ctx, src, ch.items, ""); e != nil {
+			if e := s.evalDecls(ctx, c, src, ch.items, ""); e != nil {
 				return e
 			}
 			continue
@@ -252,25 +252,70 @@ func path_base(p string) string {
 }
 
 // evalDecls evaluates declarations in one go, each positioned at its place in
-// the cell; carried is extra source re-declaring a redefined type's methods.
-func (s *Session) evalDecls(ctx context.Context, src string, items []item, carried string) *Error {
-	var sb strings.Builder
-	for _, it := range items {
-		sb.WriteString(lineDirective(it.line, it.col))
-		sb.WriteString(src[it.start:it.end])
-		sb.WriteString("\n")
+// the cell and rewritten like statements; carried is extra source
+// re-declaring a redefined type and its methods.
+func (s *Session) evalDecls(ctx context.Context, c *cell, src string, items []item, carried string) *Error {
+	build := func(asInt bool) (string, bool, *Error) {
+		var sb strings.Builder
+		unsure := false
+		for _, it := range items {
+			text, u, e := s.rewriteDecl(c, src, it.start, src[it.start:it.end], asInt)
+			if e != nil {
+				return "", false, e
+			}
+			unsure = unsure || u
+			sb.WriteString(lineDirective(it.line, it.col))
+			sb.WriteString(text)
+			sb.WriteString("\n")
+		}
+		if carried != "" {
+			text, u, e := s.rewriteDecl(c, carried, 0, carried, asInt)
+			if e != nil {
+				return "", false, e
+			}
+			unsure = unsure || u
+			sb.WriteString(lineDirective(1, 1))
+			sb.WriteString(text)
+		}
+		return sb.String(), unsure, nil
 	}
-	if carried != "" {
-		sb.WriteString("\n//line carried:1:1\n")
-		sb.WriteString(carried)
+	code, unsure, e := build(false)
+	if e != nil {
+		return e
 	}
-	_, e := s.eval(ctx, sb.String(), src)
+	prog, e := s.compile(code, src)
+	if e != nil && unsure && strings.Contains(e.Value, "nil type") {
+		if code, _, e = build(true); e != nil {
+			return e
+		}
+		prog, e = s.compile(code, src)
+	}
+	if e == nil {
+		_, e = s.execute(ctx, prog, src)
+	}
 	if e == nil {
 		for _, it := range items {
 			s.recordDecl(src[it.start:it.end])
 		}
 	}
 	return e
+}
+
+// rewriteDecl applies the statement rewrites inside a declaration (function
+// bodies) starting at byte start of src. unsure reports a range over an
+// operand of unknown type.
+func (s *Session) rewriteDecl(c *cell, src string, start int, text string, asInt bool) (string, bool, *Error) {
+	file, f, err := parseDecl(text)
+	if err != nil {
+		return "", false, syntaxError(src, shiftDeclErr(err, src, start))
+	}
+	r := &rewriter{ed: &editor{src: text}, file: file, root: f, prefix: len(declPrefix), oracle: s, cell: c.n, next: &s.counter, rangeAsInt: asInt}
+	r.rewrite(nil)
+	if r.err != nil {
+		msg := "cell:" + shiftPos(r.err.Error(), src, start)
+		return "", false, &Error{Name: "CompileError", Value: msg, Traceback: withSource(src, "CompileError: "+msg)}
+	}
+	return r.ed.text(), r.rangeUnsure, nil
 }
 
 // recordDecl remembers the names a declaration introduces (for %who and
@@ -570,6 +615,18 @@ func shiftChunkErr(err error, src string, start int) error {
 	e := el[0]
 	off := e.Pos.Offset - len(chunkPrefix) + start
 	off = max(0, min(off, len(src)))
+	line, col := lineCol(src, off)
+	return fmt.Errorf("cell:%d:%d: %s", line, col, e.Msg)
+}
+
+// shiftDeclErr maps a parse error of a declaration starting at start.
+func shiftDeclErr(err error, src string, start int) error {
+	el, ok := err.(scanner.ErrorList)
+	if !ok || len(el) == 0 {
+		return err
+	}
+	e := el[0]
+	off := max(0, min(e.Pos.Offset-len(declPrefix)+start, len(src)))
 	line, col := lineCol(src, off)
 	return fmt.Errorf("cell:%d:%d: %s", line, col, e.Msg)
 }

@@ -363,7 +363,7 @@ func (s *Session) whos() string {
 	w := tabwriter.NewWriter(&sb, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(w, "Name\tType\tData/Info")
 	fmt.Fprintln(w, "----\t----\t---------")
-	globals := s.in.Globals()
+	globals := s.globals()
 	for _, n := range s.userNames() {
 		internal := n
 		if r, ok := s.renames[n]; ok {

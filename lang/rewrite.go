@@ -39,13 +39,18 @@ type typeOracle interface {
 	numOut(fun string) int
 	// isHandle reports whether name holds a *display.Handle.
 	isHandle(name string) bool
+	// isContextPkg reports whether name is the imported package "context".
+	isContextPkg(name string) bool
 }
 
-// rewriter rewrites one chunk of consecutive top-level statements.
+// rewriter rewrites one chunk of consecutive top-level statements, or one
+// top-level declaration.
 type rewriter struct {
 	ed     *editor
 	file   *token.File
-	body   *ast.BlockStmt
+	body   *ast.BlockStmt // the statements of a chunk; nil for a declaration
+	root   ast.Node       // what to rewrite (body, or the declaration's file)
+	prefix int            // length of the text parsed before ed.src
 	oracle typeOracle
 	cell   int
 	next   *int // session-wide counter for fresh names
@@ -74,7 +79,23 @@ func parseChunk(text string) (*token.File, *ast.BlockStmt, error) {
 	return file, f.Decls[0].(*ast.FuncDecl).Body, nil
 }
 
-func (r *rewriter) off(p token.Pos) int { return r.file.Offset(p) - len(chunkPrefix) }
+func (r *rewriter) off(p token.Pos) int { return r.file.Offset(p) - r.prefix }
+
+// declPrefix makes a declaration a file go/parser accepts.
+const declPrefix = "package main;"
+
+// parseDecl parses declaration text; offsets minus len(declPrefix) are
+// offsets in text.
+func parseDecl(text string) (*token.File, *ast.File, error) {
+	fset := token.NewFileSet()
+	f, err := parser.ParseFile(fset, "cell", declPrefix+text, parser.SkipObjectResolution)
+	if err != nil {
+		return nil, nil, err
+	}
+	var file *token.File
+	fset.Iterate(func(tf *token.File) bool { file = tf; return false })
+	return file, f, nil
+}
 
 func (r *rewriter) src(n ast.Node) string { return r.ed.span(r.off(n.Pos()), r.off(n.End())) }
 
@@ -96,10 +117,13 @@ func (r *rewriter) fail(n ast.Node, format string, args ...any) {
 // rewrite collects all edits of the chunk. final, if not nil, is the cell's
 // final expression statement, whose value is to be captured.
 func (r *rewriter) rewrite(final *ast.ExprStmt) {
+	if r.root == nil {
+		r.root, r.prefix = r.body, len(chunkPrefix)
+	}
 	r.locals = map[string]tri{}
 	r.collectLocals()
 	blockStmts := map[ast.Stmt]bool{}
-	ast.Inspect(r.body, func(n ast.Node) bool {
+	ast.Inspect(r.root, func(n ast.Node) bool {
 		switch b := n.(type) {
 		case *ast.BlockStmt:
 			for _, s := range b.List {
@@ -123,7 +147,7 @@ func (r *rewriter) rewrite(final *ast.ExprStmt) {
 
 	var stack []ast.Node
 	var minmax []minmaxCall
-	ast.Inspect(r.body, func(n ast.Node) bool {
+	ast.Inspect(r.root, func(n ast.Node) bool {
 		if n == nil {
 			stack = stack[:len(stack)-1]
 			return false
@@ -154,7 +178,11 @@ func (r *rewriter) rewrite(final *ast.ExprStmt) {
 	// yaegi makes every variable declared anywhere in top-level statements a
 	// global (a loop's `i` included), so compound statements at the top
 	// level run in a function literal, where scoping is right.
-	for _, st := range r.body.List {
+	var top []ast.Stmt
+	if r.body != nil {
+		top = r.body.List
+	}
+	for _, st := range top {
 		switch st.(type) {
 		case *ast.ForStmt, *ast.RangeStmt, *ast.IfStmt, *ast.SwitchStmt, *ast.TypeSwitchStmt, *ast.SelectStmt, *ast.BlockStmt, *ast.LabeledStmt:
 			r.ed.insert(r.off(st.Pos()), "func() { ")
@@ -188,7 +216,7 @@ func isDisplayCall(e ast.Expr) bool {
 // collectLocals records what is known about the integer-ness of the names the
 // chunk declares, in source order (a flat approximation of scopes).
 func (r *rewriter) collectLocals() {
-	ast.Inspect(r.body, func(n ast.Node) bool {
+	ast.Inspect(r.root, func(n ast.Node) bool {
 		switch x := n.(type) {
 		case *ast.AssignStmt:
 			if x.Tok == token.DEFINE && len(x.Lhs) == len(x.Rhs) {
@@ -396,11 +424,13 @@ func (r *rewriter) rangeStmt(x *ast.RangeStmt) {
 		xs := r.src(x.X)
 		switch {
 		case define && simple:
-			return fmt.Sprintf(" %s := (%s) - (%s); %s < (%s); %s++ ", kk, xs, xs, kk, xs, kk)
+			return fmt.Sprintf(" %s := %s - %s; %s < %s; %s++ ", kk, xs, xs, kk, xs, kk)
 		case define:
 			return fmt.Sprintf(" %s, %s := 0, int(%s); %s < %s; %s++ ", kk, n, xs, kk, n, kk)
+		case simple:
+			return fmt.Sprintf(" %s = %s - %s; %s < %s; %s++ ", kk, xs, xs, kk, xs, kk)
 		default:
-			return fmt.Sprintf(" %s = (%s) - (%s); %s < (%s); %s++ ", kk, xs, xs, kk, xs, kk)
+			return fmt.Sprintf(" %s = 0; %s < int(%s); %s++ ", kk, kk, xs, kk)
 		}
 	})
 }
@@ -564,7 +594,16 @@ func (r *rewriter) call(x *ast.CallExpr, stack []ast.Node, blockStmts map[ast.St
 		}
 	case *ast.SelectorExpr:
 		id, ok := fun.X.(*ast.Ident)
-		if !ok || len(x.Args) != 1 {
+		if !ok {
+			return
+		}
+		// context.Background() and context.TODO() in a cell mean "no
+		// particular context": use the cell's, so the call can be interrupted.
+		if id.Name == "context" && len(x.Args) == 0 && (fun.Sel.Name == "Background" || fun.Sel.Name == "TODO") && r.oracle.isContextPkg(id.Name) {
+			r.ed.replace(r.off(x.Pos()), r.off(x.End()), func() string { return "ctx" })
+			return
+		}
+		if len(x.Args) != 1 {
 			return
 		}
 		if (id.Name == "display" && (fun.Sel.Name == "Show")) || (fun.Sel.Name == "Update" && r.isHandle(id.Name)) {
@@ -661,17 +700,17 @@ func (r *rewriter) minmax(c minmaxCall) {
 			if i == first {
 				continue
 			}
+			// No parentheses around operands: yaegi v0.16.1 miscompiles
+			// `(x) < t || (x) != (x)`.
 			as := r.src(a)
 			if _, isConst := constValue(a); isConst {
-				fmt.Fprintf(&sb, "if (%s) %s %s { %s = %s }; ", as, op, t, t, as)
+				fmt.Fprintf(&sb, "if %s %s %s { %s = %s }; ", as, op, t, t, as)
 				continue
 			}
 			if !isSimple(a) {
 				tmp := r.fresh("A")
 				fmt.Fprintf(&sb, "%s := %s; ", tmp, as)
 				as = tmp
-			} else {
-				as = "(" + as + ")"
 			}
 			// a != a catches NaN, which min and max propagate.
 			fmt.Fprintf(&sb, "if %s %s %s || %s != %s { %s = %s }; ", as, op, t, as, as, t, as)

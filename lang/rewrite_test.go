@@ -27,6 +27,8 @@ func (fakeOracle) numOut(fun string) int {
 
 func (fakeOracle) isHandle(name string) bool { return name == "h" }
 
+func (fakeOracle) isContextPkg(name string) bool { return name == "context" }
+
 func rewriteText(t *testing.T, src string, asInt bool) (string, error) {
 	t.Helper()
 	file, body, err := parseChunk(src)
@@ -46,16 +48,16 @@ func rewriteText(t *testing.T, src string, asInt bool) (string, error) {
 
 func TestRewrites(t *testing.T) {
 	for _, c := range []struct{ in, want string }{
-		{"for i := range 10 { s += i }", "for i := (10) - (10); i < (10); i++ { s += i }"},
-		{"for i := range n { s += i }", "for i := (n) - (n); i < (n); i++ { s += i }"},
-		{"for range cfg.N { k++ }", "for __hmK2 := (cfg.N) - (cfg.N); __hmK2 < (cfg.N); __hmK2++ { k++ }"},
+		{"for i := range 10 { s += i }", "for i := 10 - 10; i < 10; i++ { s += i }"},
+		{"for i := range n { s += i }", "for i := n - n; i < n; i++ { s += i }"},
+		{"for range cfg.N { k++ }", "for __hmK2 := cfg.N - cfg.N; __hmK2 < cfg.N; __hmK2++ { k++ }"},
 		{"for i, x := range xs { s += x }", "for i, x := range xs { s += x }"},
 		{"for i := range len(xs) { s += i }", "for i, __hmN1 := 0, int(len(xs)); i < __hmN1; i++ { s += i }"},
 		{"a := min(3, 1.5, 2)", "a := (1.5)"},
 		{"a := max(1, 2.5)", "a := (2.5)"},
 		{"a := min(1, 2.5)", "a := (1 + 0.0)"},
 		{`a := min("b", "a")`, `a := ("a")`},
-		{"a := min(x, 1)", "__hmT1 := x; if (1) < __hmT1 { __hmT1 = 1 }; a := __hmT1"},
+		{"a := min(x, 1)", "__hmT1 := x; if 1 < __hmT1 { __hmT1 = 1 }; a := __hmT1"},
 		{"a := max(x, f(y))", "__hmT1 := x; __hmA2 := f(y); if __hmA2 > __hmT1 || __hmA2 != __hmA2 { __hmT1 = __hmA2 }; a := __hmT1"},
 		{"clear(m)", "__hm.Clear(m)"},
 		{"go work(a, 2)", "{ __hmF1 := work; __hmA2 := a; go __hmGo(7, func() { __hmF1(__hmA2, 2) }) }"},
@@ -66,6 +68,7 @@ func TestRewrites(t *testing.T) {
 			"for _, __hmL1 := range xs { v := __hmL1; { __hmF2 := use; __hmA3 := v; go __hmGo(7, func() { __hmF2(__hmA3) }) } }"},
 		{"for i := 0; i < 3; i++ { i++; f := func() {}; f() }", "for i := 0; i < 3; i++ { i++; f := func() {}; f() }"},
 		{"display.Show(b)", "display.Show(__hmRich(b))"},
+		{"ch.Run(context.Background(), 10, nil)", "ch.Run(ctx, 10, nil)"},
 		{"h.Update(b)", "h.Update(__hmRich(b))"},
 	} {
 		got, err := rewriteText(t, c.in, false)
@@ -84,7 +87,7 @@ func TestRewriteUnknownRange(t *testing.T) {
 	if got, _ := rewriteText(t, in, false); got != in {
 		t.Errorf("unknown operand rewritten without asInt: %q", got)
 	}
-	if got, _ := rewriteText(t, in, true); !strings.Contains(got, "i < (m.K)") {
+	if got, _ := rewriteText(t, in, true); !strings.Contains(got, "i < m.K") {
 		t.Errorf("asInt did not rewrite: %q", got)
 	}
 }

@@ -325,8 +325,9 @@ func (s *Session) goPanic(n int, r any) {
 	s.emit("stderr", fmt.Sprintf("%s (goroutine started by cell %d): %s\n%s\n", e.Name, n, e.Value, strings.Join(e.Traceback, "\n")))
 }
 
-// cellContext is the `ctx` of every cell: it follows the running cell's
-// context, so long native calls given ctx stop on interrupt.
+// cellContext is the initial value of the cells' `ctx` (Execute then sets
+// ctx to each cell's own context): it follows the running cell's context, so
+// long native calls given ctx stop on interrupt.
 type cellContext struct{ s *Session }
 
 func (c cellContext) ctx() context.Context {
@@ -412,6 +413,12 @@ func (s *Session) Execute(ctx context.Context, code string, out Output) Result {
 	s.curMu.Lock()
 	s.cur = c
 	s.curMu.Unlock()
+	// Each cell's ctx is its own context: a native call keeps the context of
+	// the cell that made it, so a cancellation it has not yet seen cannot be
+	// undone by the next cell starting.
+	if g, ok := s.globals()["ctx"]; ok && g.CanSet() && g.Type() == reflect.TypeOf((*context.Context)(nil)).Elem() {
+		g.Set(reflect.ValueOf(&ctx).Elem())
+	}
 	prevSink := display.SetSink(s)
 	oldOut, oldErr := os.Stdout, os.Stderr
 	os.Stdout, os.Stderr = s.stdout.w, s.stderr.w

@@ -69,6 +69,9 @@ func TestModernGo(t *testing.T) {
 		{"var fs []func() int\nfor i := 0; i < 3; i++ { fs = append(fs, func() int { return i }) }\nfs[0]() + 10*fs[1]() + 100*fs[2]()", "210"},
 		{"var gs []func() int\nfor _, v := range []int{1, 2, 3} { gs = append(gs, func() int { return v }) }\ngs[0]() + 10*gs[1]() + 100*gs[2]()", "321"},
 		{"var hs []func() int\nfor i := range 3 { hs = append(hs, func() int { return i }) }\nhs[0]() + 10*hs[1]() + 100*hs[2]()", "210"},
+		// The same rewrites inside function declarations.
+		{"func tri(n int) (s int) {\n\tfor i := range n + 1 { s += i }\n\treturn max(s, 0)\n}\ntri(4)", "10"},
+		{"func lowest(xs []float64) float64 {\n\tm := xs[0]\n\tfor _, x := range xs { m = min(m, x) }\n\treturn m\n}\nlowest([]float64{3, -2, 5})", "-2"},
 	}
 	for _, c := range cases {
 		if _, res := mustRun(t, s, c.code); plain(res) != c.want {
@@ -185,6 +188,29 @@ func TestInterrupt(t *testing.T) {
 	}
 	if _, res := mustRun(t, s, "ctx.Err() == nil"); plain(res) != "true" {
 		t.Errorf("a new cell's ctx is not live: %q", plain(res))
+	}
+	// A long native rbmcore call stops within a second, given ctx or even
+	// context.Background().
+	mustRun(t, s, "import \"context\"\nrm := rbm.New(rbm.Binary(200), rbm.Binary(100), rbm.Seed(1))\nchains, _ := rbm.NewChains(rm, 50, 1)")
+	for _, cell := range []string{"chains.Run(ctx, 1000000, nil)", "chains.Run(context.Background(), 1000000, nil)"} {
+		ctx3, cancel3 := context.WithCancel(context.Background())
+		time.AfterFunc(300*time.Millisecond, cancel3)
+		t0 := time.Now()
+		res = s.Execute(ctx3, cell, &recorder{})
+		if res.Err == nil {
+			t.Errorf("%s: not interrupted", cell)
+		}
+		if d := time.Since(t0); d > 1300*time.Millisecond {
+			t.Errorf("%s: interrupt took %v", cell, d)
+		}
+		// The native loop really stopped: its sweep count no longer moves.
+		time.Sleep(200 * time.Millisecond)
+		_, r1 := mustRun(t, s, "chains.Sweeps()")
+		time.Sleep(300 * time.Millisecond)
+		_, r2 := mustRun(t, s, "chains.Sweeps()")
+		if plain(r1) != plain(r2) || plain(r1) == "0" {
+			t.Errorf("%s: native loop still running after interrupt (%s then %s sweeps)", cell, plain(r1), plain(r2))
+		}
 	}
 }
 

@@ -204,10 +204,34 @@ func (s *Session) commitTypes(src string, items []item) {
 	s.pending = pendingTypes{}
 }
 
+// globals returns the interpreter's global variables and constants. yaegi's
+// Globals panics when a compile declared variables that no execution has yet
+// allocated (a cell that failed between the two); running an empty program
+// allocates them.
+func (s *Session) globals() map[string]reflect.Value {
+	for attempt := 0; attempt < 2; attempt++ {
+		g, ok := func() (g map[string]reflect.Value, ok bool) {
+			defer func() {
+				if recover() != nil {
+					ok = false
+				}
+			}()
+			return s.in.Globals(), true
+		}()
+		if ok {
+			return g
+		}
+		if prog, err := s.in.Compile(inCell("")); err == nil {
+			s.in.Execute(prog)
+		}
+	}
+	return map[string]reflect.Value{}
+}
+
 // intKind implements typeOracle.
 func (s *Session) intKind(expr string) tri {
 	if !strings.ContainsAny(expr, ".[") {
-		if v, ok := s.in.Globals()[expr]; ok {
+		if v, ok := s.globals()[expr]; ok {
 			return kindIsInt(v)
 		}
 		if _, ok := s.decls[expr]; ok {
@@ -283,6 +307,9 @@ func (s *Session) numOut(fun string) int {
 	return v.Type().NumOut()
 }
 
+// isContextPkg implements typeOracle.
+func (s *Session) isContextPkg(name string) bool { return s.imports[name] == "context" }
+
 // isHandle implements typeOracle.
 func (s *Session) isHandle(name string) bool { return s.handles[name] }
 
@@ -306,7 +333,7 @@ func (s *Session) probe(expr string) (v reflect.Value, ok bool) {
 // and types (without the session's own helpers).
 func (s *Session) userNames() []string {
 	set := map[string]bool{}
-	for n := range s.in.Globals() {
+	for n := range s.globals() {
 		set[n] = true
 	}
 	for n := range s.decls {
