@@ -42,6 +42,17 @@
 // Both return batch averages. The weight gradient is ⟨vᵀ Γ'(vW)⟩ data minus
 // model, with Γ' = Hidden.Mean.
 //
+// # Sampling, partition function, likelihood
+//
+// NewChains returns persistent block-Gibbs chains (Run takes a context and
+// a progress callback; Beta sets the inverse temperature; ClampVisible and
+// ClampHidden fix units); NewTempering runs parallel tempering over a β
+// ladder with swap statistics. Random streams belong to fixed blocks of 16
+// chains, so results depend only on the seed. ExactLogZ enumerates the
+// smaller binary/spin/Potts layer (up to 2^26 states); AIS estimates log Z
+// with per-run log-weights and ±3 SEM bounds (Run forward, Reverse for the
+// upper side); PseudoLikelihood and LogLikelihood evaluate data.
+//
 // # Numerics
 //
 // Γ, Γ', Γ″ are evaluated in forms that stay finite and accurate for inputs

@@ -140,8 +140,28 @@ func (c *Chains) sampleVisible() error {
 	return c.sampleLayer(m.Visible, c.inV, c.V, c.ClampVisible)
 }
 
+// checkShapes verifies that V and H (which callers may replace) are
+// contiguous matrices of the right shape.
+func (c *Chains) checkShapes() error {
+	b := len(c.inH) / max(1, Width(c.Model.Hidden))
+	for _, x := range []struct {
+		name string
+		m    *mat.Dense
+		w    int
+	}{{"V", c.V, Width(c.Model.Visible)}, {"H", c.H, Width(c.Model.Hidden)}} {
+		raw := x.m.RawMatrix()
+		if raw.Rows != b || raw.Cols != x.w || raw.Stride != x.w {
+			return fmt.Errorf("rbm: chains: %s is %d×%d (stride %d), want a contiguous %d×%d matrix", x.name, raw.Rows, raw.Cols, raw.Stride, b, x.w)
+		}
+	}
+	return nil
+}
+
 // Sweep performs one block-Gibbs sweep (h | v, then v | h) on every chain.
 func (c *Chains) Sweep() error {
+	if err := c.checkShapes(); err != nil {
+		return err
+	}
 	if err := c.sampleHidden(); err != nil {
 		return fmt.Errorf("rbm: sweep %d: hidden: %w", c.sweeps+1, err)
 	}
