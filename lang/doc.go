@@ -1,0 +1,52 @@
+// Package lang runs notebook cells written in Go on the yaegi v0.16.1
+// interpreter, with the compiled rbmcore, gonum and gonum/plot packages at
+// hand. It is what `harmonium kernel` and `harmonium run` execute cells with;
+// it knows nothing of Jupyter's wire protocol (see Output).
+//
+// # The dialect
+//
+// A cell is any mix of imports, declarations and statements, in any order.
+// Imports run first (an import already made in the session is skipped, so
+// cells can be re-run); then type, function and constant declarations; then
+// statements and the declarations that use variables those statements
+// declare, in source order. State persists across cells, and re-running or
+// changing a cell redefines its functions, types and methods (a redefined
+// type gets a fresh internal name, T__7, so values made before keep the old
+// type, as in Python).
+//
+// Before evaluation the cell is rewritten (textually, so line numbers stay the
+// cell's) so that Go 1.22 code runs on the older interpreter: `for i := range
+// n` over integers, the min, max and clear builtins (untyped constants fold;
+// floats keep NaN semantics), per-iteration loop variables when a loop body
+// captures them, and `go` statements whose goroutine's panic is recovered and
+// becomes the error of the cell that started it. In a cell,
+// context.Background() and context.TODO() mean the cell's own context.
+//
+// Every cell sees, without importing them, display (rich output) and the
+// rbmcore packages by their short names (rbm, data, mapping, replica,
+// analysis, train), and `ctx`, the running cell's context.Context: it is
+// cancelled when the user interrupts the kernel, so pass it to long rbmcore
+// calls (ch.Run(ctx, n, bar.Func())) and they stop within a second.
+//
+// # Output
+//
+// os.Stdout and os.Stderr (of interpreted and of compiled code), fmt, log and
+// print/println are captured through pipes and streamed live. The value of a
+// final expression statement is the cell's result (execute_result), unless
+// the cell ends with a declaration, an assignment, or a call whose results
+// are not the point (fmt.Println, functions with no or several results). A
+// failed cell has exactly one error: ename CompileError, SyntaxError, Panic,
+// RuntimeError, GoroutinePanic, ImportError, UsageError or Interrupted, with a
+// traceback whose positions (cell:LINE:COL) refer to the cell's own text;
+// yaegi's panic frames, which it prints on its error stream, are folded in.
+//
+// Values render richly through package display (plots as PNG and SVG,
+// images, matrices as HTML tables); types declared in cells may define
+// HTML() string, Markdown() string, SVG() string or PNG() []byte.
+//
+// # Magics
+//
+// Lines starting with % or ! at column 0 are magics (%time, %timeit, %who,
+// %whos, %reset, %env, %cd, %help) and shell escapes; a cell starting with
+// %%time, %%timeit or %%writefile is a cell magic. See Magics.
+package lang
