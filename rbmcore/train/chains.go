@@ -38,13 +38,11 @@ type sampler struct {
 	method string
 	m      *rbm.RBM
 	rng    *rand.Rand
-	seed   uint64
 	chains int
 	p      *products
-	// PCD: the persistent chains' visible states and buffers (the trainer
-	// runs these sweeps itself so that the hidden inputs of the
-	// statistics are reused by the sweep and the products can run in
-	// float32; the layers' own samplers draw the states).
+	// CD and PCD: the chains' visible states and buffers. The trainer runs
+	// these sweeps itself so that the products can run in float32 (the
+	// layers' own samplers draw the states); PT uses rbm.Tempering.
 	v, h, in, vin []float64
 	pt            *rbm.Tempering
 	cd            map[int]*rbm.Chains
@@ -54,20 +52,17 @@ type sampler struct {
 }
 
 func newSampler(t *Trainer, m *rbm.RBM, p *products, rng *rand.Rand) (*sampler, error) {
-	s := &sampler{method: t.Method, m: m, p: p, rng: rng, seed: t.Seed, chains: t.Chains}
+	s := &sampler{method: t.Method, m: m, p: p, rng: rng, chains: t.Chains}
 	var err error
 	// Persistent chains start from independent samples of the visible layer
 	// alone (its fields only: the independent-site model after a data-based
 	// initialisation).
 	switch t.Method {
 	case CD:
-		s.cd = map[int]*rbm.Chains{}
 	case PCD:
-		nv, nh := rbm.Width(m.Visible), rbm.Width(m.Hidden)
-		s.v, s.h = make([]float64, s.chains*nv), make([]float64, s.chains*nh)
-		s.in, s.vin = make([]float64, s.chains*nh), make([]float64, s.chains*nv)
+		s.resize(s.chains)
 		// Independent samples of the visible layer alone (zero input).
-		if e := m.Visible.Sample(rng, make([]float64, s.chains*nv), s.v, 1); e != nil {
+		if e := m.Visible.Sample(rng, make([]float64, len(s.v)), s.v, 1); e != nil {
 			err = fmt.Errorf("initial chain states: %w", e)
 		}
 	case PT:
@@ -131,42 +126,22 @@ func (s *sampler) modelPhase(ctx context.Context, acc *accumulator, k int, batch
 	m := s.m
 	switch s.method {
 	case CD:
-		c := s.cd[b]
-		if c == nil {
-			var err error
-			if c, err = rbm.NewChains(m, b, s.seed^uint64(0xcd00+b)); err != nil {
-				return fmt.Errorf("train: %w", err)
-			}
-			s.cd[b] = c
+		nv := rbm.Width(m.Visible)
+		if len(s.v) != b*nv {
+			s.resize(b)
 		}
-		copy(c.V.RawMatrix().Data, batch)
-		if err := c.Run(ctx, k, nil); err != nil {
+		copy(s.v, batch)
+		if err := s.sweeps(ctx, k); err != nil {
 			return err
 		}
-		acc.phase(c.V.RawMatrix().Data, b, nil, -1, nil)
+		acc.phase(s.v, b, nil, -1, nil)
 	case PCD:
-		// The negative statistics are taken on the chains' current state
-		// (left by the previous update's sweeps) with the current
-		// parameters; then the chains advance k sweeps, the first reusing
-		// the hidden inputs v·W of the statistics (one matrix product saved
-		// per update; the stationary distribution is the same).
-		s.p.hiddenInput(s.v, s.chains, s.in)
-		acc.phase(s.v, s.chains, nil, -1, s.in)
-		for step := 0; step < k; step++ {
-			if err := ctx.Err(); err != nil {
-				return err
-			}
-			if step > 0 {
-				s.p.hiddenInput(s.v, s.chains, s.in)
-			}
-			if err := m.Hidden.Sample(s.rng, s.in, s.h, 1); err != nil {
-				return fmt.Errorf("sampling the hidden layer: %w", err)
-			}
-			s.p.visibleInput(s.h, s.chains, s.vin)
-			if err := m.Visible.Sample(s.rng, s.vin, s.v, 1); err != nil {
-				return fmt.Errorf("sampling the visible layer: %w", err)
-			}
+		// k sweeps of the persistent chains, then the statistics on their
+		// new state (Tieleman 2008).
+		if err := s.sweeps(ctx, k); err != nil {
+			return err
 		}
+		acc.phase(s.v, s.chains, nil, -1, nil)
 	case PT:
 		if err := s.pt.Run(ctx, k, nil); err != nil {
 			return err
@@ -228,11 +203,40 @@ func (s *sampler) chainMean() float64 {
 	return t / float64(len(v))
 }
 
+// resize allocates the chain buffers for b chains.
+func (s *sampler) resize(b int) {
+	nv, nh := rbm.Width(s.m.Visible), rbm.Width(s.m.Hidden)
+	s.v, s.h = make([]float64, b*nv), make([]float64, b*nh)
+	s.in, s.vin = make([]float64, b*nh), make([]float64, b*nv)
+}
+
+// sweeps advances the chains in s.v by k block-Gibbs sweeps h | v, v | h,
+// drawing the states with the layers' own samplers (the products go
+// through s.p, hence float32 when asked for).
+func (s *sampler) sweeps(ctx context.Context, k int) error {
+	m := s.m
+	rows := len(s.v) / rbm.Width(m.Visible)
+	for step := 0; step < k; step++ {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		s.p.hiddenInput(s.v, rows, s.in)
+		if err := m.Hidden.Sample(s.rng, s.in, s.h, 1); err != nil {
+			return fmt.Errorf("sampling the hidden layer: %w", err)
+		}
+		s.p.visibleInput(s.h, rows, s.vin)
+		if err := m.Visible.Sample(s.rng, s.vin, s.v, 1); err != nil {
+			return fmt.Errorf("sampling the visible layer: %w", err)
+		}
+	}
+	return nil
+}
+
 // chainStates returns views of the visible states of the persistent chains
 // (PCD: one slice, PT: one per β, ascending).
 func (s *sampler) chainStates() [][]float64 {
 	switch {
-	case s.v != nil:
+	case s.v != nil && s.method == PCD:
 		return [][]float64{s.v}
 	case s.pt != nil:
 		var out [][]float64

@@ -22,6 +22,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"strings"
 	"time"
 
 	"github.com/harmonium-rbm/harmonium/rbmcore/data"
@@ -130,7 +131,8 @@ type Update struct {
 }
 
 // DivergenceError reports a training run stopped because a parameter
-// became non-finite or a weight exceeded Trainer.MaxWeight. The model holds
+// became non-finite, a weight exceeded Trainer.MaxWeight or a curvature γ
+// became ≤ 0. The model holds
 // the parameters of the last good update.
 type DivergenceError struct {
 	Epoch, Update int
@@ -515,9 +517,10 @@ func (r *run) checkDivergence(epoch int) error {
 		if r.names[p] == "weights" {
 			limit = maxW
 		}
+		positive := strings.Contains(r.names[p], ".gamma") // curvatures must stay > 0
 		for k, x := range ps {
 			// One comparison catches NaN (false), ±Inf and too large values.
-			if !(math.Abs(x) <= limit) || math.IsInf(x, 0) {
+			if !(math.Abs(x) <= limit) || math.IsInf(x, 0) || (positive && !(x > 0)) {
 				restore()
 				return &DivergenceError{Epoch: epoch, Update: r.updates, Param: r.names[p], Index: k, Value: x}
 			}
