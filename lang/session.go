@@ -438,6 +438,9 @@ func (s *Session) Execute(ctx context.Context, code string, out Output) Result {
 	frames := s.yerr.takeFrames() // frames of recovered panics (rich detection) are noise
 	_ = frames
 	res := Result{Err: err}
+	if _, isHandle := display.Unwrap(c.result).(*display.Handle); isHandle {
+		c.hasResult = false // display.Show(x) as the last line shows x once
+	}
 	if err == nil && c.hasResult {
 		res.Data, res.Metadata = bundleOf(c.result)
 	}
