@@ -172,7 +172,7 @@ func newMonitor(t *Trainer, train *data.Set) (*monitor, error) {
 }
 
 // afterUpdate records the per-update pseudo-likelihood when asked for.
-func (mo *monitor) afterUpdate(r *run, ctx context.Context) error {
+func (mo *monitor) afterUpdate(r *run) error {
 	if mo.cfg.UpdatePL <= 0 {
 		return nil
 	}

@@ -321,10 +321,18 @@ func TestCentredStep(t *testing.T) {
 func TestMonitorLikelihood(t *testing.T) {
 	set := basSet(t)
 	m := rbm.New(rbm.Binary(9), rbm.Binary(6), rbm.Seed(4))
-	tr := Trainer{Method: PCD, Batch: 8, Epochs: 3, LR: 0.05, Monitor: Monitor{LogLikEvery: 3}}
+	tr := Trainer{Method: PCD, Batch: 8, Epochs: 3, LR: 0.05, Monitor: Monitor{LogLikEvery: 3, UpdatePL: 5}}
 	hist, err := tr.Fit(context.Background(), m, set)
 	if err != nil {
 		t.Fatal(err)
+	}
+	if len(hist.UpdatePL) != 6 {
+		t.Errorf("%d per-update pseudo-likelihoods for 6 updates", len(hist.UpdatePL))
+	}
+	for _, v := range hist.UpdatePL {
+		if !(v < 0 && v > -9*math.Log(2)*3) {
+			t.Errorf("per-update pseudo-likelihood %v out of range", v)
+		}
 	}
 	last := hist.Last()
 	pl, _ := m.PseudoLikelihood(set.X)

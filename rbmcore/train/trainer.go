@@ -339,7 +339,7 @@ func (r *run) loop(ctx context.Context) (*History, error) {
 			if r.t.Progress != nil {
 				r.t.Progress(r.updates, total)
 			}
-			if err := r.monitor.afterUpdate(r, ctx); err != nil {
+			if err := r.monitor.afterUpdate(r); err != nil {
 				return r.hist, err
 			}
 		}
