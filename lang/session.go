@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path"
 	"reflect"
@@ -131,6 +132,7 @@ func New(opts Options) (*Session, error) {
 // reset replaces the interpreter by a fresh one (session start and %reset).
 func (s *Session) reset() error {
 	s.in = interp.New(interp.Options{
+		Stdin:        &stdinReader{s: s},
 		Stdout:       s.stdout.w,
 		Stderr:       s.yerr,
 		Unrestricted: true,
@@ -503,6 +505,31 @@ func sortedKeys[V any](m map[string]V) []string {
 }
 
 var errInterrupted = errors.New("execution interrupted")
+
+// stdinReader is the interpreter's standard input (fmt.Scan and friends): each
+// line is asked of the running cell's front end (input_request in Jupyter).
+type stdinReader struct {
+	s   *Session
+	buf []byte
+}
+
+func (r *stdinReader) Read(p []byte) (int, error) {
+	if len(r.buf) == 0 {
+		c := r.s.current()
+		if c == nil || c.out == nil {
+			return 0, io.EOF
+		}
+		r.s.stdout.Sync() // show what was printed before the prompt
+		line, err := c.out.Input("", false)
+		if err != nil {
+			return 0, io.EOF
+		}
+		r.buf = []byte(line + "\n")
+	}
+	n := copy(p, r.buf)
+	r.buf = r.buf[n:]
+	return n, nil
+}
 
 // Evaluate runs expr (e.g. a user_expressions entry) as a cell whose output is
 // discarded and returns its value.

@@ -267,6 +267,14 @@ func TestMagics(t *testing.T) {
 	}
 }
 
+func TestInput(t *testing.T) {
+	s := sharedSession(t)
+	rec, _ := mustRun(t, s, "import \"fmt\"\nvar who string\nfmt.Scanln(&who)\nfmt.Println(\"hello\", who)")
+	if rec.stdout.String() != "hello 42\n" { // recorder.Input answers 42
+		t.Errorf("stdin: %q", rec.stdout.String())
+	}
+}
+
 func TestFormatDuration(t *testing.T) {
 	for _, c := range []struct {
 		s    float64
