@@ -171,7 +171,7 @@ func (mp *Mapper) prepareUnits() ([]unitPrep, error) {
 					}
 				}
 				if d < maxJet/2 && d+inner < maxJet {
-					p.mode, p.order, p.inner = prepTaylor, d, inner
+					p.mode, p.order, p.inner = prepTaylor, tightOrder(h.jets[mu], a, d, inner), inner
 				}
 			}
 		default:
@@ -363,6 +363,31 @@ func (mp *Mapper) pairUnit(c *unitCalc, p *unitPrep, mu, k0, k1 int, j, coef []f
 			}
 		}
 	}
+}
+
+// tightOrder lowers the a-priori Taylor order d of a ReLU unit to the last
+// order whose terms, evaluated with the unit's actual coefficients at the
+// extreme weights ±a, exceed 1e-18 of the first-order term.
+func tightOrder(g []float64, a float64, d, inner int) int {
+	var first float64
+	last := 1
+	for q := 1; q <= d; q++ {
+		var t float64
+		for _, ak := range [2]float64{a, -a} {
+			s := 0.0
+			for r := inner; r >= 1; r-- {
+				s = s*ak + binom(q+r, q)*g[q+r]
+			}
+			t = math.Max(t, math.Abs(s*ak)*math.Pow(a, float64(q)))
+		}
+		if q == 1 {
+			first = t
+		}
+		if t > 1e-18*first {
+			last = q
+		}
+	}
+	return last
 }
 
 // binom returns the binomial coefficient C(n, k) for n ≤ 2·maxJet.
