@@ -12,12 +12,23 @@ import (
 // the seed, never on the number of cores.
 const blockRows = 16
 
+// paddedPCG keeps each generator's state on its own cache lines: the
+// states of neighbouring blocks are updated by different cores, and sharing
+// a line would make every draw a cache miss (false sharing).
+type paddedPCG struct {
+	_   [64]byte
+	pcg rand.PCG
+	_   [64]byte
+}
+
 // streams returns one independent generator per block of rows.
 func streams(seed uint64, rows int, salt uint64) []*rand.Rand {
 	n := (rows + blockRows - 1) / blockRows
 	r := make([]*rand.Rand, n)
 	for k := range r {
-		r[k] = rand.New(rand.NewPCG(seed, salt<<32|uint64(k)))
+		p := new(paddedPCG)
+		p.pcg.Seed(seed, salt<<32|uint64(k))
+		r[k] = rand.New(&p.pcg)
 	}
 	return r
 }
