@@ -40,6 +40,10 @@ type engine struct {
 	tmp     []float64
 	ipiv    []int
 	xinvSTF []float64 // K×C: x^{-1} Σᵀ F (data-span projection), DataSpan only
+
+	// buffers of structuredSolve
+	sEc, sY, sR, sRhs, sT, sZ []float64
+	sPiv                      []int
 }
 
 func newEngine(p *Problem, phi []float64) *engine {
@@ -310,6 +314,15 @@ func (e *engine) jacobian() {
 	}
 }
 
+// linearSolve solves J Δ = −r (Δ in e.tmp), by the structured solver when
+// it is cheaper than a dense LU (mode Exact with several blocks).
+func (e *engine) linearSolve() bool {
+	if e.mode == Exact && e.b*e.k+e.om*e.b < e.n()/2 {
+		return e.structuredSolve()
+	}
+	return e.newtonSolve()
+}
+
 // newtonSolve solves J Δ = −r in place (Δ in e.tmp). It reports false if
 // the Jacobian is singular.
 func (e *engine) newtonSolve() bool {
@@ -353,7 +366,7 @@ func (e *engine) newton(ctx context.Context, tol float64, maxIter int) (int, err
 			return it, err
 		}
 		e.jacobian()
-		if !e.newtonSolve() {
+		if !e.linearSolve() {
 			return it, fmt.Errorf("singular Jacobian at Newton step %d (residual %.3g)", it, res)
 		}
 		copy(z0, e.z[:n])
