@@ -299,4 +299,10 @@ func TestBadInput(t *testing.T) {
 	if _, err := mp.All(ctx, 4); err == nil {
 		t.Error("cancelled context: no error")
 	}
+	if _, err := mp.Pairwise(ctx); err == nil {
+		t.Error("Pairwise with a cancelled context: no error")
+	}
+	if _, err := mp.Triplets(ctx, []int{0, 1, 2, 3}); err == nil {
+		t.Error("Triplets with a cancelled context: no error")
+	}
 }

@@ -290,7 +290,9 @@ func (mp *Mapper) parallel(ctx context.Context, total int, f func(c *unitCalc, i
 	if workers > total {
 		workers = total
 	}
-	chunk := total / (workers * 64)
+	// Chunks small enough that the context is checked every few ms even
+	// when each item costs O(M) unit evaluations.
+	chunk := min(total/(workers*64), 1+20000/max(mp.m, 1))
 	if chunk < 1 {
 		chunk = 1
 	}
