@@ -40,6 +40,15 @@
 // paper's parametrisation, and both agree exactly in the paramagnetic phase.
 //
 // The Ω states are mixed with equal weights 1/Ω, the paper's rule (Eq. 21).
+// The states are the distinct stable saddle points reached by Mattis
+// initialisation at the data points (Appendix F); during a sweep a state
+// continued from the previous γ is kept while it stays a stable minimum of
+// the mean-field free energy, even once no data point's initialisation
+// reaches it (hysteresis). Weights and states are solved jointly by Newton's
+// method (line search; with many blocks the linear algebra uses the
+// class-block-diagonal plus rank-B·K structure of the Jacobian), after the
+// paper's damped fixed-point iteration when Newton alone does not converge
+// from a rough start.
 //
 // # Phase diagram
 //
@@ -49,6 +58,18 @@
 // spontaneous activity (top eigenvalue of Σ_µ w_iµ w_jµ crossing 1, Eq. 22),
 // changes of Ω, of the number of blocks and of the rank of W. BAMStart
 // bootstraps the small-γ BAM phase (Eqs. 24–26) with the linear programme of
-// Appendix J (gonum optimize/convex/lp). Tree describes hierarchical data
-// (Section VI) with its exact overlap (Eq. 27) and exact N → ∞ class table.
+// Appendix J (gonum optimize/convex/lp), optionally restricted to mixtures
+// symmetric under the data's symmetries (Tree.Automorphisms). When a branch
+// ceases to exist (its states lose stability at a fold, as the BAM branch
+// does at the first transition of Fig. 4A) Sweep stops with ErrBranchEnd.
+// Tree describes hierarchical data (Section VI) with its exact overlap
+// (Eq. 27) and exact N → ∞ class table.
+//
+// # Theory against training
+//
+// DataProjection projects trained weights on the data span (Fig. 3C),
+// SolveFromCentres starts the solver from k-means centres of trained
+// hidden-unit weights (Fig. 3B; clustering and singular values are in the
+// analysis package), and Solution.Predict maps a solution back to
+// per-unit N×M weights for comparison.
 package replica
