@@ -93,6 +93,7 @@ func TestFiniteSizeGap(t *testing.T) {
 	checkResiduals(t, inf)
 	uInf := inf.Blocks[0].U
 	prevGap, firstGap := math.Inf(1), 0.0
+	firstL, lastL := 0.0, 0.0
 	for _, n := range []int{16, 32, 64, 128, 256, 512} {
 		n1 := int(a * float64(n))
 		f := func(u []float64) float64 { return exactLogLik(n1, n-n1, n, u, gamma) }
@@ -101,8 +102,9 @@ func TestFiniteSizeGap(t *testing.T) {
 		lgap := math.Abs(f(u) - inf.LogLik)
 		t.Logf("N = %4d: u_N = (%.5f, %.5f), u_∞ = (%.5f, %.5f), |Δu| = %.5f, |ΔL/N| = %.2e", n, u[0], u[1], uInf[0], uInf[1], gap, lgap)
 		if n == 16 {
-			firstGap = gap
+			firstGap, firstL = gap, lgap
 		}
+		lastL = lgap
 		if gap >= prevGap {
 			t.Fatalf("N = %d: weight gap %g did not shrink (previous %g)", n, gap, prevGap)
 		}
@@ -110,6 +112,10 @@ func TestFiniteSizeGap(t *testing.T) {
 	}
 	if prevGap > firstGap/8 {
 		t.Fatalf("gap at N = 512 is %g, at N = 16 %g: expected ~1/N decay", prevGap, firstGap)
+	}
+	// the N → ∞ log-likelihood of the solver is the limit of the exact one
+	if lastL > firstL/8 || lastL > 5e-3 {
+		t.Fatalf("|L_N/N − L_∞/N| = %g at N = 512 (%g at N = 16): no ~1/N convergence", lastL, firstL)
 	}
 }
 

@@ -790,3 +790,36 @@ func TestStructuredSolve(t *testing.T) {
 		}
 	}
 }
+
+// Site classes make the cost independent of N: 100 000 sampled sites of
+// the Fig. 4 tree fall into at most 32 classes, and the solution on them
+// is within O(N^{-1/2}) of the exact N → ∞ one.
+func TestLargeN(t *testing.T) {
+	set, err := data.Hierarchical(100000, fig4.Children, fig4.Flip, 9)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cl, err := ClassesFromData(set.X)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cl.NumClasses() > 32 {
+		t.Fatalf("%d classes for K = 6", cl.NumClasses())
+	}
+	ctx := context.Background()
+	s, err := SolveParamagnetic(ctx, Problem{Classes: cl, Alpha: 0.8, Gamma: 0.2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ref, err := SolveParamagnetic(ctx, Problem{Classes: mustClasses(t, fig4), Alpha: 0.8, Gamma: 0.2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkResiduals(t, s)
+	if d := math.Abs(s.LogLik - ref.LogLik); d > 5/math.Sqrt(1e5) {
+		t.Fatalf("L/N = %g at N = 1e5, %g at N = ∞", s.LogLik, ref.LogLik)
+	}
+	if d := math.Abs(s.States[0].Q[0] - ref.States[0].Q[0]); d > 5/math.Sqrt(1e5) {
+		t.Fatalf("m = %g at N = 1e5, %g at N = ∞", s.States[0].Q[0], ref.States[0].Q[0])
+	}
+}
