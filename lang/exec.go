@@ -488,6 +488,9 @@ func (s *Session) compile(code, src string) (prog *interp.Program, e *Error) {
 		if r := recover(); r != nil {
 			s.yerr.takeFrames()
 			msg := cellPos(fmt.Sprint(r))
+			if !strings.HasPrefix(msg, "cell:") {
+				msg = "the interpreter failed compiling this cell (a yaegi limitation; try writing the construct differently): " + msg
+			}
 			prog, e = nil, &Error{Name: "CompileError", Value: msg, Traceback: []string{"CompileError: " + msg}}
 		}
 	}()

@@ -377,7 +377,7 @@ func (s *Session) Progress(id, label string, done, total int) {
 	}
 	if s.opts.Terminal {
 		end := ""
-		if done >= total {
+		if total > 0 && done >= total {
 			end = "\n"
 		}
 		c.out.Stream("stderr", "\r"+display.ProgressText(label, done, total, 30)+end)
