@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"runtime"
+	"sort"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -86,28 +87,25 @@ func Pairwise(m *rbm.RBM) (*mat.Dense, error) {
 // unit's column of weights stays in cache across them.
 const pairBlock = 8
 
-// unitPrep is the per-unit data of the elementwise pairwise kernels.
+// unitPrep is the per-unit data of the pairwise kernels.
 type unitPrep struct {
-	mode  int       // prepSkip, prepLog1p, prepPoly2/4, prepAtanh, prepTaylor, prepDirect
+	mode  int       // prepSkip, prepLog1p, prepSeries, prepTaylor, prepDirect
 	y     []float64 // Step: y_kµ; ReLU: scaled weights a_kµ (length N)
-	order int       // ReLU Taylor order in a_l
-	inner int       // ReLU Taylor order in a_k of the coefficients
+	order int       // series order (Step: in y_k y_l; ReLU: in a_l)
+	inner int       // ReLU: order in a_k of the coefficients
 }
 
 const (
-	prepSkip = iota
-	prepLog1p
-	prepPoly2
-	prepPoly4
-	prepAtanh
-	prepTaylor
-	prepDirect
+	prepSkip   = iota
+	prepLog1p  // Step, elementwise log1p(y_k y_l)
+	prepSeries // Step, log1p series through matrix products
+	prepTaylor // ReLU, Taylor expansion through matrix products
+	prepDirect // four-corner sums
 )
 
-// polyMax[d] bounds |x| for the degree-d Taylor polynomial of log1p: the
-// truncation error |x|^d/(d+1) stays below 1e-17 relative.
-// polyMax[0] bounds |x| for the atanh form (7 odd terms).
-var polyMax = map[int]float64{2: 5.4e-9, 4: 7.4e-5, 0: 0.1}
+// maxLog1pOrder caps the series order for Step units (|y_k y_l| ≲ 0.09);
+// beyond it the elementwise log1p is cheaper.
+const maxLog1pOrder = 16
 
 func (mp *Mapper) prepareUnits() ([]unitPrep, error) {
 	n, m, h := mp.n, mp.m, mp.h
@@ -135,15 +133,15 @@ func (mp *Mapper) prepareUnits() ([]unitPrep, error) {
 				}
 				ymax = math.Max(ymax, math.Abs(p.y[k]))
 			}
-			switch x := ymax * ymax; {
-			case x <= polyMax[2]:
-				p.mode = prepPoly2
-			case x <= polyMax[4]:
-				p.mode = prepPoly4
-			case x <= polyMax[0]:
-				p.mode = prepAtanh
-			default:
-				p.mode = prepLog1p
+			// log1p(x) = Σ_{q≤d} (−1)^{q+1} xᵍ/q with x^d/(d+1) < 1e-17.
+			p.mode = prepLog1p
+			if x := ymax * ymax; x < 1 {
+				for d := 1; d <= maxLog1pOrder; d++ {
+					if math.Pow(x, float64(d))/float64(d+1) < 1e-17 {
+						p.mode, p.order = prepSeries, d
+						break
+					}
+				}
 			}
 		case famReLU:
 			p.y = make([]float64, n)
@@ -187,7 +185,17 @@ func (mp *Mapper) pairwiseElementwise(ctx context.Context, j []float64) error {
 	if err != nil {
 		return err
 	}
+	if err := mp.pairwiseProducts(ctx, preps, j); err != nil {
+		return err
+	}
 	n := mp.n
+	elementwise := false
+	for _, p := range preps {
+		elementwise = elementwise || p.mode == prepLog1p || p.mode == prepDirect
+	}
+	if !elementwise {
+		return nil
+	}
 	nblocks := (n + pairBlock - 1) / pairBlock
 	var next, done atomic.Int64
 	var stop atomic.Bool
@@ -199,7 +207,6 @@ func (mp *Mapper) pairwiseElementwise(ctx context.Context, j []float64) error {
 			defer wg.Done()
 			c := mp.calcs.Get().(*unitCalc)
 			defer mp.calcs.Put(c)
-			coef := make([]float64, pairBlock*(maxJet+1))
 			for !stop.Load() {
 				b := int(next.Add(1)) - 1
 				if b >= nblocks || ctx.Err() != nil {
@@ -208,7 +215,7 @@ func (mp *Mapper) pairwiseElementwise(ctx context.Context, j []float64) error {
 				k0 := b * pairBlock
 				k1 := min(k0+pairBlock, n)
 				for mu := range preps {
-					mp.pairUnit(c, &preps[mu], mu, k0, k1, j, coef)
+					mp.pairUnit(c, &preps[mu], mu, k0, k1, j)
 				}
 				done.Add(1)
 			}
@@ -249,43 +256,9 @@ func (mp *Mapper) waitProgress(wg *sync.WaitGroup, done *atomic.Int64, total int
 }
 
 // pairUnit adds unit µ's contribution to rows k0..k1−1 of J (l > k).
-func (mp *Mapper) pairUnit(c *unitCalc, p *unitPrep, mu, k0, k1 int, j, coef []float64) {
+func (mp *Mapper) pairUnit(c *unitCalc, p *unitPrep, mu, k0, k1 int, j []float64) {
 	n := mp.n
 	switch p.mode {
-	case prepSkip:
-		return
-	case prepPoly2, prepPoly4, prepAtanh:
-		for k := k0; k < k1; k++ {
-			yk := p.y[k]
-			if yk == 0 {
-				continue
-			}
-			ys := p.y[k+1 : n]
-			row := j[k*n+k+1 : (k+1)*n]
-			row = row[:len(ys)]
-			// log1p(x) = x − x²/2 + x³/3 − …, cut at the unit's degree.
-			switch p.mode {
-			case prepPoly2:
-				for i, yl := range ys {
-					x := yk * yl
-					row[i] += x * (1 - 0.5*x)
-				}
-			case prepPoly4:
-				for i, yl := range ys {
-					x := yk * yl
-					row[i] += x * (1 + x*(-1.0/2+x*(1.0/3+x*(-1.0/4))))
-				}
-			default:
-				// log1p(x) = 2 atanh(z), z = x/(2+x), |z| ≤ 0.0477: odd
-				// series to z¹³ (truncation below 1e-17 relative).
-				for i, yl := range ys {
-					x := yk * yl
-					z := x / (2 + x)
-					z2 := z * z
-					row[i] += 2 * z * (1 + z2*(1.0/3+z2*(1.0/5+z2*(1.0/7+z2*(1.0/9+z2*(1.0/11+z2*(1.0/13)))))))
-				}
-			}
-		}
 	case prepLog1p:
 		for k := k0; k < k1; k++ {
 			yk := p.y[k]
@@ -303,37 +276,6 @@ func (mp *Mapper) pairUnit(c *unitCalc, p *unitPrep, mu, k0, k1 int, j, coef []f
 				var buf [2]float64
 				buf[0], buf[1] = mp.w[k*mp.m+mu], mp.w[(k+1+i)*mp.m+mu]
 				row[i] += c.unit(mu, buf[:])
-			}
-		}
-	case prepTaylor:
-		// T(a_k, a_l) = Σ_{q=1}^{D} e_q(k) a_lᵍ with
-		// e_q(k) = Σ_{r≥1} C(q+r, q) g_{q+r} a_kʳ (jets at the unit's x0).
-		g := mp.h.jets[mu]
-		d := p.order
-		for k := k0; k < k1; k++ {
-			ak := p.y[k]
-			e := coef[(k-k0)*(maxJet+1) : (k-k0+1)*(maxJet+1)]
-			for q := 1; q <= d; q++ {
-				// Horner in a_k over r = d..1 of C(q+r, q) g_{q+r}.
-				s := 0.0
-				for r := p.inner; r >= 1; r-- {
-					s = s*ak + binom(q+r, q)*g[q+r]
-				}
-				e[q] = s * ak
-			}
-			if ak == 0 {
-				continue
-			}
-			ys := p.y[k+1 : n]
-			row := j[k*n+k+1 : (k+1)*n]
-			row = row[:len(ys)]
-			es := e[1 : d+1]
-			for i, al := range ys {
-				s := 0.0
-				for q := len(es) - 1; q >= 0; q-- {
-					s = s*al + es[q]
-				}
-				row[i] += s * al
 			}
 		}
 	case prepDirect:
@@ -404,3 +346,80 @@ var binomTable = func() [][]float64 {
 	}
 	return t
 }()
+
+// pairwiseProducts adds the contributions of the series units (Step
+// prepSeries, ReLU prepTaylor) to J through matrix products: with the units
+// sorted by decreasing order, order q involves the first M_q of them,
+//
+//	Step: J += ((−1)^{q+1}/q) Y_q Y_qᵀ,  (Y_q)_kµ = y_kµᵍ   (symmetric rank-M_q update)
+//	ReLU: J += E_q A_qᵀ,  (E_q)_kµ = e_q(k, µ), (A_q)_lµ = a_lµᵍ
+//
+// where e_q(k, µ) = Σ_r C(q+r, q) g_{q+r} a_kµʳ are the Taylor coefficients,
+// in powers of a_l, of the pair term around x0 + a_k. Only the upper triangle
+// of j is meaningful afterwards.
+func (mp *Mapper) pairwiseProducts(ctx context.Context, preps []unitPrep, j []float64) error {
+	n := mp.n
+	var units []int
+	for mu, p := range preps {
+		if p.mode == prepSeries || p.mode == prepTaylor {
+			units = append(units, mu)
+		}
+	}
+	if len(units) == 0 {
+		return nil
+	}
+	sort.SliceStable(units, func(a, b int) bool { return preps[units[a]].order > preps[units[b]].order })
+	ms := len(units)
+	maxOrder := preps[units[0]].order
+	pow := make([]float64, n*ms) // y^q or a^q
+	for c, mu := range units {
+		for k, y := range preps[mu].y {
+			pow[k*ms+c] = y
+		}
+	}
+	base := append([]float64(nil), pow...)
+	var e []float64
+	if mp.h.fam == famReLU {
+		e = make([]float64, n*ms)
+	}
+	jm := blas64.General{Rows: n, Cols: n, Stride: n, Data: j}
+	for q := 1; q <= maxOrder; q++ {
+		if err := ctx.Err(); err != nil {
+			return fmt.Errorf("mapping: Pairwise interrupted at order %d of %d: %w", q, maxOrder, err)
+		}
+		mq := sort.Search(ms, func(c int) bool { return preps[units[c]].order < q })
+		if q > 1 {
+			for k := 0; k < n; k++ {
+				row, b := pow[k*ms:k*ms+mq], base[k*ms:k*ms+mq]
+				for c := range row {
+					row[c] *= b[c]
+				}
+			}
+		}
+		pq := blas64.General{Rows: n, Cols: mq, Stride: ms, Data: pow}
+		if e == nil {
+			coef := 1 / float64(q)
+			if q%2 == 0 {
+				coef = -coef
+			}
+			blas64.Syrk(blas.NoTrans, coef, pq, 1, blas64.Symmetric{Uplo: blas.Upper, N: n, Stride: n, Data: j})
+		} else {
+			for c := 0; c < mq; c++ {
+				mu := units[c]
+				g, inner := mp.h.jets[mu], preps[mu].inner
+				for k, ak := range preps[mu].y {
+					s := 0.0
+					for r := inner; r >= 1; r-- {
+						s = s*ak + binom(q+r, q)*g[q+r]
+					}
+					e[k*ms+c] = s * ak
+				}
+			}
+			blas64.Gemm(blas.NoTrans, blas.Trans, 1, blas64.General{Rows: n, Cols: mq, Stride: ms, Data: e}, pq, 1, jm)
+		}
+		if mp.Progress != nil {
+			mp.Progress(q, maxOrder)
+		}
+	}
+	return nil
+}
