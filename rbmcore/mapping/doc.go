@@ -44,12 +44,16 @@
 // otherwise the Möbius sum with the polynomial part of Γ (linear for
 // softplus, quadratic for ReLU) differenced exactly when all corners lie on
 // the side where it dominates; sums over units are compensated (Neumaier).
-// The full pairwise matrix uses matrix products (Linear: W diag(1/γ) Wᵀ,
-// Exponential: U diag(e^θ) Uᵀ with u = e^w − 1), the exact form
-// J_kl = Σ_µ log(1 + y_kµ y_lµ), y = (e^w − 1) e^{θ/2}/(1 + e^{w+θ}), for
-// Step (log1p evaluated by a short series when |y_k y_l| is small), and for
-// ReLU a per-unit Taylor expansion in the weights whose order is chosen from
-// the unit's largest weight and the radius of convergence of its CGF; units
-// with weights too large for the series fall back to the four-point sum. The
-// work is spread over all cores in blocks of rows.
+// The full pairwise matrix is built from matrix products wherever the
+// activation allows: Linear, J = W diag(1/γ) Wᵀ; Exponential,
+// J = U diag(e^θ) Uᵀ with u = e^w − 1; Step, the exact form
+// J_kl = Σ_µ log(1 + y_kµ y_lµ), y = (e^w − 1) e^{θ/2}/(1 + e^{w+θ}), whose
+// log1p series is a sum of symmetric rank-M updates Σ_q ((−1)^{q+1}/q) Y_q Y_qᵀ
+// (Y_q = y^q elementwise); ReLU, the Taylor expansion of each unit's CGF in
+// the weights, Σ_q E_q A_qᵀ with A_q = a^q and E_q the expansion coefficients,
+// at an order chosen per unit from its largest weight, the radius of
+// convergence of its CGF and its actual Taylor coefficients (double precision).
+// Units whose weights are too large for a series (|y_k y_l| ≳ 0.09 for Step,
+// |w| ≳ 1 for ReLU) and other kinds are evaluated elementwise (log1p, or the
+// four-point sum), in parallel over all cores in blocks of rows.
 package mapping

@@ -24,10 +24,12 @@ import (
 // Linear and Exponential units go through one symmetric matrix product
 // (J = W diag(1/γ) Wᵀ, J = U diag(e^θ) Uᵀ with u = e^w − 1); Step (and spin)
 // units use the exact form J_kl = Σ_µ log(1 + y_kµ y_lµ),
-// y = (e^w − 1) e^{θ/2} / (1 + e^{w+θ}); ReLU units a Taylor expansion of
-// each unit's CGF in the weights (exact to double precision) when the unit's
-// weights are small against its radius of convergence, the 4-point Möbius
-// sum otherwise; other kinds the 4-point sum through the layer's CGF.
+// y = (e^w − 1) e^{θ/2} / (1 + e^{w+θ}), through its log1p series as rank
+// updates, or elementwise for units with large weights; ReLU units a Taylor
+// expansion of each unit's CGF in the weights (exact to double precision) as
+// matrix products when the unit's weights are small against its radius of
+// convergence, the 4-point Möbius sum otherwise; other kinds the 4-point sum
+// through the layer's CGF. See the package doc.
 func (mp *Mapper) Pairwise(ctx context.Context) (*mat.Dense, error) {
 	n, m := mp.n, mp.m
 	j := make([]float64, n*n)
