@@ -306,3 +306,21 @@ func TestBadInput(t *testing.T) {
 		t.Error("Triplets with a cancelled context: no error")
 	}
 }
+
+// Linear (Gaussian) hidden units: every term of order ≥ 3 is exactly zero,
+// for binary and spin visible layers and any γ, θ.
+func TestLinearHigherOrdersExactlyZero(t *testing.T) {
+	rng := rand.New(rand.NewPCG(31, 32))
+	for _, spinVis := range []bool{false, true} {
+		tm := randomModel("gaussian", 7, 5, rng, 1.5, 0.2, 5, spinVis)
+		terms, err := mustMapper(t, tm).All(context.Background(), 7)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, term := range terms {
+			if len(term.Sites) >= 3 && term.Value != 0 {
+				t.Errorf("spin=%v: Linear I%v = %g, want exactly 0", spinVis, term.Sites, term.Value)
+			}
+		}
+	}
+}
