@@ -18,7 +18,7 @@ const testKey = "a0436f6c-1916-498b-8eb9-e81ab9368e84"
 // testClient is a minimal Jupyter frontend speaking to a kernel over real
 // ZeroMQ sockets, like jupyter_client does.
 type testClient struct {
-	t       *testing.T
+	t       testing.TB
 	signer  *Signer
 	session string
 	conn    ConnectionInfo
@@ -31,7 +31,7 @@ type testClient struct {
 // startKernel starts a kernel with the fake executor on ipc sockets in a
 // temporary directory and returns a connected client. The kernel stops at the
 // end of the test.
-func startKernel(t *testing.T, hist *History) (*testClient, *Kernel, <-chan bool) {
+func startKernel(t testing.TB, hist *History) (*testClient, *Kernel, <-chan bool) {
 	t.Helper()
 	conn := ConnectionInfo{Transport: "ipc", IP: filepath.Join(t.TempDir(), "k"),
 		ShellPort: 1, IOPubPort: 2, StdinPort: 3, ControlPort: 4, HBPort: 5, Key: testKey}
@@ -47,7 +47,7 @@ func startKernel(t *testing.T, hist *History) (*testClient, *Kernel, <-chan bool
 	return dial(t, conn, "client-1"), k, restarted
 }
 
-func dial(t *testing.T, conn ConnectionInfo, id string) *testClient {
+func dial(t testing.TB, conn ConnectionInfo, id string) *testClient {
 	t.Helper()
 	ctx := context.Background()
 	c := &testClient{t: t, signer: NewSigner([]byte(conn.Key)), session: newID(), conn: conn}
@@ -220,7 +220,7 @@ func (c *testClient) ask(msgType string, ct map[string]any) map[string]any {
 	return content(c.t, rep)
 }
 
-func content(t *testing.T, m *Message) map[string]any {
+func content(t testing.TB, m *Message) map[string]any {
 	t.Helper()
 	var c map[string]any
 	if err := json.Unmarshal(m.Content, &c); err != nil {

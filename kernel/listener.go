@@ -1,6 +1,7 @@
 package kernel
 
 import (
+	"bufio"
 	"context"
 	"encoding/binary"
 	"errors"
@@ -128,21 +129,23 @@ const maxFrameSize = 1 << 30
 
 const greetingLen = 64 // a ZMTP 3 greeting
 
-// zmtpConn replays the byte read by admit and follows the ZMTP framing of
+// zmtpConn replays the byte read by admit, buffers reads (one system call
+// per batch of frames instead of two per frame), and follows the ZMTP framing of
 // what the peer sends (headers only; bodies are counted, not copied). It lifts
 // the handshake deadline once the peer's greeting and first command (READY)
 // have been read, and fails the read of a frame longer than maxFrameSize.
 type zmtpConn struct {
 	net.Conn
-	pending []byte // read ahead by admit, not yet returned
-	skip    int64  // bytes of the current greeting or frame body still to come
-	hdr     []byte // the frame header read so far: flags, then a 1- or 8-byte size
-	frames  int    // complete frames seen
-	err     error  // set when the peer broke the framing rules
+	r       *bufio.Reader // zmq4 reads each frame header and body separately: buffer them
+	pending []byte        // read ahead by admit, not yet returned
+	skip    int64         // bytes of the current greeting or frame body still to come
+	hdr     []byte        // the frame header read so far: flags, then a 1- or 8-byte size
+	frames  int           // complete frames seen
+	err     error         // set when the peer broke the framing rules
 }
 
 func newZMTPConn(c net.Conn, first []byte) *zmtpConn {
-	z := &zmtpConn{Conn: c, pending: first, skip: greetingLen, hdr: make([]byte, 0, 9)}
+	z := &zmtpConn{Conn: c, r: bufio.NewReaderSize(c, 64<<10), pending: first, skip: greetingLen, hdr: make([]byte, 0, 9)}
 	z.observe(first)
 	return z
 }
@@ -158,7 +161,7 @@ func (c *zmtpConn) Read(p []byte) (int, error) {
 	if c.err != nil {
 		return 0, c.err
 	}
-	n, err := c.Conn.Read(p)
+	n, err := c.r.Read(p)
 	if n > 0 {
 		c.observe(p[:n])
 		if c.err != nil {
