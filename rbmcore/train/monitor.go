@@ -185,7 +185,7 @@ func (mo *monitor) afterUpdate(r *run) error {
 	for k, i := range idx {
 		copy(sub.RawRowView(k), mo.eval.RawRowView(i))
 	}
-	pl, err := pseudoLikelihood(r.m, sub)
+	pl, err := pseudoLikelihood(context.Background(), r.m, sub)
 	if err != nil {
 		return fmt.Errorf("train: update %d: %w", r.updates, err)
 	}
@@ -210,7 +210,7 @@ func (mo *monitor) endOfEpoch(ctx context.Context, r *run, k int, lr, grad float
 	rec.WeightNorm = math.Sqrt(rec.WeightNorm)
 	var err error
 	if due(mo.cfg.PLEvery, r.epoch, r.t.Epochs) {
-		if rec.PseudoLikelihood, err = pseudoLikelihood(r.m, mo.eval); err != nil {
+		if rec.PseudoLikelihood, err = pseudoLikelihood(ctx, r.m, mo.eval); err != nil {
 			return rec, fmt.Errorf("train: epoch %d: %w", r.epoch, err)
 		}
 	}
