@@ -1,0 +1,36 @@
+package analysis_test
+
+import (
+	"context"
+	"fmt"
+
+	"gonum.org/v1/gonum/mat"
+
+	"github.com/harmonium-rbm/harmonium/rbmcore/analysis"
+)
+
+func ExamplePR() {
+	// Three non-zero entries of equal modulus: PR = 3 for any order e.
+	fmt.Println(analysis.PR([]float64{0, 2, -2, 0, 2}, 2))
+	// Output: 3
+}
+
+// Count blocks of identical hidden units (seed 003 Fig. 3A): 6 units in 2
+// blocks, one unit of each block mirrored.
+func ExampleVarianceExplained() {
+	w := mat.NewDense(4, 6, []float64{ // N = 4 visible rows, M = 6 hidden columns
+		1, 1, -1, 0, 0, 0,
+		1, 1, -1, 0, 0, 0,
+		0, 0, 0, 1, -1, 1,
+		0, 0, 0, 2, -2, 2,
+	})
+	ve, _ := analysis.VarianceExplained(context.Background(), analysis.UnitVectors(w, false), 3, 5, true, 1)
+	fmt.Printf("VE(1..3) = %.2f %.2f %.2f\n", ve[0], ve[1], ve[2])
+	// Output: VE(1..3) = 0.00 1.00 1.00
+}
+
+func ExampleMarchenkoPasturEdges() {
+	lo, hi := analysis.MarchenkoPasturEdges(0.25, 1) // N/S = 1/4, unit variance
+	fmt.Println(lo, hi)
+	// Output: 0.25 2.25
+}
