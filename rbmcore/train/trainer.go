@@ -70,11 +70,12 @@ type Trainer struct {
 	// L2Fields adds the penalty (L2Fields/2) Σ θ² on the visible fields
 	// (seed 000's λ_f Σ g² is L2Fields = 2λ_f).
 	L2Fields float64
-	// Float32 computes the matrix products (hidden and visible inputs,
-	// weight statistics) in single precision with a float32 copy of W,
-	// about 2–3× faster with OpenBLAS; parameters, updates and layer
-	// computations stay in float64. The rounding (relative 6e-8) is far
-	// below the sampling noise of the stochastic gradient.
+	// Float32 computes the matrix products of the statistics and of the
+	// CD/PCD sweeps (hidden and visible inputs, v hᵀ sums) in single
+	// precision with a float32 copy of W (sgemm is 2–3× faster than dgemm
+	// with OpenBLAS); parameters, updates and layer computations stay in
+	// float64, and PT's replicas (rbm.Tempering) stay float64. The rounding
+	// (relative 6e-8) is far below the sampling noise of the gradient.
 	Float32 bool
 	// Centred uses centred gradients (Melchior, Fischer & Wiskott 2016):
 	// the weight gradient is taken on v − µ and h − λ, with µ the data mean
