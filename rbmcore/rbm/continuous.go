@@ -364,18 +364,17 @@ func (l *DReLULayer) Sample(rng *rand.Rand, in, out []float64, beta float64) err
 	_ = out[len(in)-1]
 	sb := math.Sqrt(beta)
 	for k, x := range in {
-		s := l.state(k%n, x)
-		pPos := s.pPos
-		if beta != 1 {
-			// ℓ±(beta) = LogPhiOverPhi(√β x±) - ½ log(β γ±); the β term cancels.
-			d := mathx.LogPhiOverPhi(sb*s.pos.x) - 0.5*math.Log(s.pos.gamma) -
-				mathx.LogPhiOverPhi(sb*s.neg.x) + 0.5*math.Log(s.neg.gamma)
-			pPos = sigmoid(d)
-		}
-		if rng.Float64() < pPos {
-			out[k] = s.pos.sample(rng, beta)
+		u := k % n
+		gp, gn := l.GammaPlus[u], l.GammaMinus[u]
+		pos := halfGaussian{(x + l.ThetaPlus[u]) / math.Sqrt(gp), gp}
+		neg := halfGaussian{-(x + l.ThetaMinus[u]) / math.Sqrt(gn), gn}
+		// ℓ±(β) = LogPhiOverPhi(√β x±) - ½ log(β γ±); the β term cancels
+		// in P(h > 0) = σ(ℓ₊ - ℓ₋).
+		d := mathx.LogPhiOverPhi(sb*pos.x) - mathx.LogPhiOverPhi(sb*neg.x) + 0.5*math.Log(gn/gp)
+		if rng.Float64() < sigmoid(d) {
+			out[k] = pos.sample(rng, beta)
 		} else {
-			out[k] = -s.neg.sample(rng, beta)
+			out[k] = -neg.sample(rng, beta)
 		}
 	}
 	return nil
