@@ -73,3 +73,27 @@ func BenchmarkPairwise(b *testing.B) {
 		b.Run(c.name+"/sd0.1", func(b *testing.B) { benchPairwise(b, c.kind, 0.1) })
 	}
 }
+
+// BenchmarkTriplets: every triple of 30 sites (4060 triples) of the
+// MNIST-sized models with N(0, 0.035²) weights.
+func BenchmarkTriplets(b *testing.B) {
+	sites := make([]int, 30)
+	for i := range sites {
+		sites[i] = 25 * i
+	}
+	for _, c := range []struct{ name, kind string }{
+		{"Linear", "gaussian"}, {"Exponential", "poisson"}, {"Step", "binary"}, {"ReLU", "relu"},
+	} {
+		b.Run(c.name, func(b *testing.B) {
+			mp := mustMapper(b, benchModel(c.kind, 0.035, 1200))
+			b.ResetTimer()
+			c0 := cpuSeconds()
+			for i := 0; i < b.N; i++ {
+				if _, err := mp.Triplets(context.Background(), sites); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.ReportMetric((cpuSeconds()-c0)/float64(b.N), "cpu-s/op")
+		})
+	}
+}

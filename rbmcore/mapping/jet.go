@@ -143,61 +143,78 @@ func reluJet(x0 float64, g []float64) {
 // seriesUnit returns D(S) for scaled weights a by the cumulant series up to
 // order maxN ≤ maxJet, using the jet g of the unit. ok is false when the
 // series has not converged to full precision by order maxN.
-func (c *unitCalc) seriesUnit(g []float64, a []float64, maxN int) (float64, bool) {
+func (c *unitCalc) seriesUnit(kappa []float64, a []float64, maxN int) (float64, bool) {
 	s := len(a)
-	// P(z) = Π_j (e^{a_j z} − 1), ordinary coefficients up to maxN.
-	p := c.ser[:maxN+1]
-	for n := range p {
-		p[n] = 0
-	}
-	t, abs := 1.0, 0.0
-	for n := 1; n <= maxN; n++ {
-		t *= a[0] / float64(n)
-		p[n] = t
-	}
+	abs := 0.0
 	for _, x := range a {
 		abs += math.Abs(x)
+	}
+	// Cut the series where the bound |κ_n P_n| ≤ |κ_n/n!|(Σ|a|)ⁿ of the
+	// terms has stayed below 1e-18 of their running sum for three orders.
+	var bound float64
+	pw := math.Pow(abs, float64(s-1))
+	small, cut := 0, 0
+	for n := s; n <= maxN; n++ {
+		pw *= abs
+		b := math.Abs(kappa[n]*invFact[n]) * pw
+		bound += b
+		if b <= 1e-18*bound {
+			small++
+			if small >= 3 {
+				cut = n
+				break
+			}
+		} else {
+			small = 0
+		}
+	}
+	if cut == 0 {
+		return 0, false
+	}
+	maxN = cut
+	// P(z) = Π_j (e^{a_j z} − 1), ordinary coefficients up to maxN.
+	p := c.ser[:maxN+1]
+	p[0] = 0
+	t := 1.0
+	for n := 1; n <= maxN; n++ {
+		t *= a[0] * invN[n]
+		p[n] = t
 	}
 	e := c.fac[:maxN+1] // coefficients of the next factor
 	for j := 1; j < s; j++ {
 		t = 1
 		for n := 1; n <= maxN; n++ {
-			t *= a[j] / float64(n)
+			t *= a[j] * invN[n]
 			e[n] = t
 		}
-		// Multiply in place from the top: new p_n = Σ_{i≥1} e_i p_{n−i}.
-		for n := maxN; n >= 0; n-- {
+		// Multiply in place from the top: new p_n = Σ_{i≥1} e_i p_{n−i}
+		// (p has lowest degree j before this factor).
+		for n := maxN; n > j; n-- {
 			var sum float64
 			for i := 1; i <= n-j; i++ {
 				sum += e[i] * p[n-i]
 			}
 			p[n] = sum
 		}
+		p[j] = 0
 	}
-	// |P_n| ≤ (Σ|a|)ⁿ/n! coefficientwise, so |n!·g_n·P_n| ≤ |g_n|(Σ|a|)ⁿ.
-	var sum, bound float64
-	fact := 1.0
-	for n := 1; n < s; n++ {
-		fact *= float64(n)
-	}
-	small := 0
+	var sum float64
 	for n := s; n <= maxN; n++ {
-		fact *= float64(n)
-		term := fact * g[n] * p[n]
-		b := math.Abs(g[n]) * math.Pow(abs, float64(n))
-		sum += term
-		bound += b
-		if b <= 1e-18*bound {
-			small++
-			if small >= 3 {
-				return sum, true
-			}
-		} else {
-			small = 0
-		}
+		sum += kappa[n] * p[n]
 	}
-	return sum, false
+	return sum, true
 }
+
+// invN[n] = 1/n and invFact[n] = 1/n! for n ≤ maxJet.
+var invN, invFact = func() ([]float64, []float64) {
+	a, b := make([]float64, maxJet+1), make([]float64, maxJet+1)
+	b[0] = 1
+	for n := 1; n <= maxJet; n++ {
+		a[n] = 1 / float64(n)
+		b[n] = b[n-1] / float64(n)
+	}
+	return a, b
+}()
 
 // seriesOrder is the order at which the cumulant series is cut for weights
 // whose absolute sum is rho times the radius of convergence (terms decay at

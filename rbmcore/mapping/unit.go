@@ -39,7 +39,9 @@ type hiddenUnits struct {
 	off   []float64 // input offset per unit (spin visible layers)
 	x0    []float64
 	scale []float64
-	jets  [][]float64 // Taylor coefficients at x0 (binary, spin, ReLU)
+	jets  [][]float64 // Taylor coefficients g_n at x0 (binary, spin, ReLU)
+	kappa [][]float64 // n!·g_n, the cumulants in the scaled variable
+	rad   []float64   // radius of convergence of the series at x0
 }
 
 func paramByName(l rbm.Layer, name string) []float64 {
@@ -110,9 +112,16 @@ func newHiddenUnits(l rbm.Layer, off []float64) (*hiddenUnits, error) {
 	}
 	if h.fam == famBinary || h.fam == famSpin || h.fam == famReLU {
 		h.jets = make([][]float64, m)
+		h.kappa = make([][]float64, m)
+		h.rad = make([]float64, m)
 		for u := range h.jets {
-			h.jets[u] = make([]float64, maxJet+1)
-			jetInto(h.fam, h.x0[u], h.jets[u])
+			g := make([]float64, maxJet+1)
+			jetInto(h.fam, h.x0[u], g)
+			k := make([]float64, maxJet+1)
+			for n := range k {
+				k[n] = g[n] / invFact[n]
+			}
+			h.jets[u], h.kappa[u], h.rad[u] = g, k, radius(h.fam, h.x0[u])
 		}
 	}
 	return h, nil
@@ -174,8 +183,8 @@ func (c *unitCalc) unit(mu int, w []float64) float64 {
 		sum += math.Abs(a)
 	}
 	d, ok := 0.0, false
-	if n := seriesOrder(sum/radius(h.fam, h.x0[mu]), s); n > 0 {
-		d, ok = c.seriesUnit(h.jets[mu], c.a, n)
+	if n := seriesOrder(sum/h.rad[mu], s); n > 0 {
+		d, ok = c.seriesUnit(h.kappa[mu], c.a, n)
 	}
 	if !ok {
 		d = c.direct(h.x0[mu], c.a)
