@@ -17,6 +17,7 @@ func init() {
 		"ClassesFromData":    reflect.ValueOf(replica.ClassesFromData),
 		"DataProjection":     reflect.ValueOf(replica.DataProjection),
 		"DataSpan":           reflect.ValueOf(replica.DataSpan),
+		"ErrBranchEnd":       reflect.ValueOf(&replica.ErrBranchEnd).Elem(),
 		"Exact":              reflect.ValueOf(replica.Exact),
 		"KoskoBlocks":        reflect.ValueOf(replica.KoskoBlocks),
 		"NewClasses":         reflect.ValueOf(replica.NewClasses),

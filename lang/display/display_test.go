@@ -10,6 +10,8 @@ import (
 	"gonum.org/v1/gonum/mat"
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
+
+	"github.com/harmonium-rbm/harmonium/rbmcore/rbm"
 )
 
 // sinkRecorder records what display functions publish.
@@ -129,6 +131,18 @@ func TestBundleInterfacesAndText(t *testing.T) {
 	}
 	if long := Text(strings.Repeat("x", 30000)); len(long) > maxText+100 || !strings.Contains(long, "more bytes") {
 		t.Errorf("long text not truncated (%d bytes)", len(long))
+	}
+}
+
+func TestRBMSummary(t *testing.T) {
+	m := rbm.New(rbm.Binary(6), rbm.ReLU(3), rbm.Seed(1))
+	b := Bundle(m)
+	h, _ := b["text/html"].(string)
+	if !strings.Contains(h, "*rbm.RBM") || !strings.Contains(h, "6×3 *mat.Dense") {
+		t.Errorf("RBM summary: %s", h)
+	}
+	if _, ok := summaryHTML(struct{ A int }{1}); ok {
+		t.Errorf("summary of a non-rbmcore struct")
 	}
 }
 

@@ -58,7 +58,8 @@ var PlotSize = [2]vg.Length{5 * vg.Inch, 3.5 * vg.Inch}
 var MaxTableSize = 12
 
 // Bundle returns the MIME bundle for v: plots as PNG and SVG, images as PNG,
-// gonum matrices as an HTML table, values implementing HTMLer, Markdowner,
+// gonum matrices as an HTML table, rbmcore models and results as an HTML
+// summary of their fields, values implementing HTMLer, Markdowner,
 // LaTeXer, PNGer or SVGer through their methods, and always a text/plain
 // fallback. Binary data is base64-encoded, ready for the Jupyter wire.
 func Bundle(v any) MIMEBundle {
@@ -102,6 +103,8 @@ func Bundle(v any) MIMEBundle {
 	default:
 		if h, ok := v.(HTMLer); ok {
 			b["text/html"] = h.HTML()
+		} else if h, ok := summaryHTML(v); ok {
+			b["text/html"] = h
 		}
 		if m, ok := v.(Markdowner); ok {
 			b["text/markdown"] = m.Markdown()
