@@ -103,6 +103,7 @@ const (
 	prepSeries // Step, log1p series through matrix products
 	prepTaylor // ReLU, Taylor expansion through matrix products
 	prepDirect // four-corner sums
+	prepCGF    // other kinds: the layer's CGF, one vectorised call per row
 )
 
 // maxLog1pOrder caps the series order for Step units (|y_k y_l| ≲ 0.09);
@@ -175,7 +176,15 @@ func (mp *Mapper) prepareUnits() ([]unitPrep, error) {
 				}
 			}
 		default:
-			p.mode = prepDirect
+			// Γ at every single-site input, once per unit.
+			p.mode = prepCGF
+			p.y = make([]float64, n+1)
+			in := make([]float64, n+1)
+			for k, w := range col {
+				in[k] = h.off[mu] + w
+			}
+			in[n] = h.off[mu]
+			h.layer.UnitCGF(mu, in, p.y)
 		}
 	}
 	return preps, nil
@@ -193,7 +202,7 @@ func (mp *Mapper) pairwiseElementwise(ctx context.Context, j []float64) error {
 	n := mp.n
 	elementwise := false
 	for _, p := range preps {
-		elementwise = elementwise || p.mode == prepLog1p || p.mode == prepDirect
+		elementwise = elementwise || p.mode == prepLog1p || p.mode == prepDirect || p.mode == prepCGF
 	}
 	if !elementwise {
 		return nil
@@ -278,6 +287,32 @@ func (mp *Mapper) pairUnit(c *unitCalc, p *unitPrep, mu, k0, k1 int, j []float64
 				var buf [2]float64
 				buf[0], buf[1] = mp.w[k*mp.m+mu], mp.w[(k+1+i)*mp.m+mu]
 				row[i] += c.unit(mu, buf[:])
+			}
+		}
+	case prepCGF:
+		// J_kl += Γ(w_k + w_l) − Γ(w_k) − Γ(w_l) + Γ(0), the pair inputs of a
+		// row in one call of the layer's CGF (p.y holds Γ(w_k), p.y[n] Γ(0)).
+		in, out := c.rowIn[:n], c.rowOut[:n]
+		off := mp.h.off[mu]
+		for k := k0; k < k1; k++ {
+			wk := mp.w[k*mp.m+mu]
+			if wk == 0 || k+1 >= n {
+				continue
+			}
+			ws := mp.wt[mu*n+k+1 : (mu+1)*n]
+			in, out = in[:len(ws)], out[:len(ws)]
+			for i, wl := range ws {
+				in[i] = off + wk + wl
+			}
+			mp.h.layer.UnitCGF(mu, in, out)
+			row := j[k*n+k+1 : (k+1)*n]
+			row = row[:len(ws)]
+			c0 := p.y[n] - p.y[k]
+			singles := p.y[k+1 : n]
+			for i, wl := range ws {
+				if wl != 0 {
+					row[i] += out[i] - singles[i] + c0
+				}
 			}
 		}
 	case prepDirect:

@@ -15,7 +15,7 @@ func TestPairwiseMatchesTerm(t *testing.T) {
 	rng := rand.New(rand.NewPCG(7, 8))
 	modes := map[int]int{}
 	defer func() {
-		for mode := prepLog1p; mode <= prepDirect; mode++ {
+		for mode := prepLog1p; mode <= prepCGF; mode++ {
 			if modes[mode] == 0 {
 				t.Errorf("pairwise kernel %d not exercised", mode)
 			}

@@ -95,7 +95,11 @@ func newMapper(vis, hid rbm.Layer, w []float64) (*Mapper, error) {
 			mp.wt[mu*n+i] = mp.w[i*m+mu]
 		}
 	}
-	mp.calcs.New = func() any { return newUnitCalc(h) }
+	mp.calcs.New = func() any {
+		c := newUnitCalc(h)
+		c.rowIn, c.rowOut = make([]float64, n), make([]float64, n)
+		return c
+	}
 	return mp, nil
 }
 

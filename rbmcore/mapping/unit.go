@@ -142,6 +142,8 @@ type unitCalc struct {
 	a       []float64 // scaled weights
 	ser     []float64 // power series scratch
 	fac     []float64
+	rowIn   []float64 // Pairwise row buffers (length N)
+	rowOut  []float64
 }
 
 func newUnitCalc(h *hiddenUnits) *unitCalc {
