@@ -72,7 +72,7 @@ func (s *Session) runGo(ctx context.Context, c *cell, src string) *Error {
 	adjacent := false // the previous item went to the last chunk
 	for _, it := range items {
 		switch {
-		case it.kind == itemImport:
+		case it.kind == itemImport || it.kind == itemPackage:
 			adjacent = false
 		case it.kind == itemDecl && !mentions(src[it.start:it.end], stmtNames):
 			hoisted = append(hoisted, it)

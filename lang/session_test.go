@@ -44,6 +44,11 @@ fmt.Println(strings.Repeat("ab", k), Pair{1, 2}.Sum())`
 	if rec, _ := mustRun(t, s, "import \"fmt\"\nq := 4\nfunc sq(x int) int { return x * x }\nfmt.Println(sq(q))"); rec.stdout.String() != "16\n" {
 		t.Errorf("statements around a declaration: %q", rec.stdout.String())
 	}
+	// A whole program pasted in a cell: the package clause is ignored and
+	// yaegi runs main.
+	if rec, _ := mustRun(t, s, "package main\n\nimport \"fmt\"\n\nfunc main() { fmt.Println(\"main ran\") }"); rec.stdout.String() != "main ran\n" {
+		t.Errorf("pasted program: %q", rec.stdout.String())
+	}
 	// Forward use: a statement calling a function declared below it.
 	if _, res := mustRun(t, s, "twice(4)\nfunc twice(x int) int { return 2 * x }"); plain(res) != "" {
 		t.Errorf("a cell ending with a declaration has no value, got %q", plain(res))

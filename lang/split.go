@@ -12,9 +12,10 @@ import (
 type itemKind int
 
 const (
-	itemImport itemKind = iota // import declaration
-	itemDecl                   // func, method, type or const declaration
-	itemStmt                   // statement, including var declarations
+	itemImport  itemKind = iota // import declaration
+	itemDecl                    // func, method, type or const declaration
+	itemStmt                    // statement, including var declarations
+	itemPackage                 // package clause (ignored: cells are in package main)
 )
 
 // item is one top-level element of a cell: a declaration or a statement,
@@ -54,6 +55,8 @@ func splitCell(src string) ([]item, error) {
 		switch cur[0].tok {
 		case token.IMPORT:
 			it.kind = itemImport
+		case token.PACKAGE:
+			it.kind = itemPackage
 		case token.TYPE, token.CONST:
 			it.kind = itemDecl
 		case token.FUNC:
