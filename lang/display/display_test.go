@@ -1,7 +1,11 @@
 package display
 
 import (
+	"bytes"
 	"encoding/base64"
+	"image"
+	"image/color"
+	"image/png"
 	"fmt"
 	"strings"
 	"sync"
@@ -131,6 +135,23 @@ func TestBundleInterfacesAndText(t *testing.T) {
 	}
 	if long := Text(strings.Repeat("x", 30000)); len(long) > maxText+100 || !strings.Contains(long, "more bytes") {
 		t.Errorf("long text not truncated (%d bytes)", len(long))
+	}
+}
+
+func TestBundleImage(t *testing.T) {
+	img := image.NewRGBA(image.Rect(0, 0, 3, 2))
+	img.Set(1, 1, color.RGBA{R: 255, A: 255})
+	b := Bundle(img)
+	raw, err := base64.StdEncoding.DecodeString(b["image/png"].(string))
+	if err != nil {
+		t.Fatal(err)
+	}
+	back, err := png.Decode(bytes.NewReader(raw))
+	if err != nil || back.Bounds().Dx() != 3 || b["text/plain"] != "<image 3x2>" {
+		t.Fatalf("decoded %v, %v, %v", back, err, b["text/plain"])
+	}
+	if r, _, _, _ := back.At(1, 1).RGBA(); r>>8 != 255 {
+		t.Errorf("pixel (1,1) red = %d", r>>8)
 	}
 }
 
