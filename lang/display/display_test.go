@@ -3,10 +3,10 @@ package display
 import (
 	"bytes"
 	"encoding/base64"
+	"fmt"
 	"image"
 	"image/color"
 	"image/png"
-	"fmt"
 	"strings"
 	"sync"
 	"testing"
