@@ -63,7 +63,7 @@ func (l *GaussianLayer) Sample(rng *rand.Rand, in, out []float64, beta float64) 
 		return err
 	}
 	n := len(l.Theta)
-	_ = out[len(in)-1]
+	out = out[:len(in)]
 	for k, x := range in {
 		u := k % n
 		out[k] = l.mean(u, x) + rng.NormFloat64()/math.Sqrt(beta*l.Gamma[u])
@@ -198,7 +198,7 @@ func (l *ReLULayer) Sample(rng *rand.Rand, in, out []float64, beta float64) erro
 		return err
 	}
 	n := len(l.Theta)
-	_ = out[len(in)-1]
+	out = out[:len(in)]
 	for k, x := range in {
 		out[k] = l.branch(k%n, x).sample(rng, beta)
 	}
@@ -361,7 +361,7 @@ func (l *DReLULayer) Sample(rng *rand.Rand, in, out []float64, beta float64) err
 		return err
 	}
 	n := len(l.ThetaPlus)
-	_ = out[len(in)-1]
+	out = out[:len(in)]
 	sb := math.Sqrt(beta)
 	for k, x := range in {
 		u := k % n
@@ -485,7 +485,7 @@ func (l *PoissonLayer) Sample(rng *rand.Rand, in, out []float64, beta float64) e
 		return fmt.Errorf("rbm: poisson layer: sampling at beta = %v is not supported (only 1)", beta)
 	}
 	n := len(l.Theta)
-	_ = out[len(in)-1]
+	out = out[:len(in)]
 	for k, x := range in {
 		v, err := mathx.Poisson(rng, l.lambda(k%n, x))
 		if err != nil {

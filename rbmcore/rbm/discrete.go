@@ -68,7 +68,7 @@ func (l *BinaryLayer) Sample(rng *rand.Rand, in, out []float64, beta float64) er
 	}
 	n := len(l.Theta)
 	b := rowsOf(len(in), n)
-	_ = out[len(in)-1]
+	out = out[:len(in)]
 	th := l.Theta
 	for r := 0; r < b; r++ {
 		row, o := in[r*n:(r+1)*n], out[r*n:(r+1)*n]
@@ -167,7 +167,7 @@ func (l *SpinLayer) Sample(rng *rand.Rand, in, out []float64, beta float64) erro
 		return err
 	}
 	n := len(l.Theta)
-	_ = out[len(in)-1]
+	out = out[:len(in)]
 	for k, x := range in {
 		out[k] = 2*bernoulliSigmoid(rng.Float64(), 2*beta*(x+l.Theta[k%n])) - 1
 	}

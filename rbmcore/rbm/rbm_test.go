@@ -141,3 +141,25 @@ func TestZeroSumGaugeInvariance(t *testing.T) {
 		}
 	}
 }
+
+// TestEmptyBatches: every batched method accepts a batch of zero rows.
+func TestEmptyBatches(t *testing.T) {
+	rng := NewRNG(1, 1)
+	for _, k := range allKinds {
+		l := makeLayer(k, 3)
+		var in, out []float64
+		l.CGF(in, out)
+		l.Mean(in, out)
+		l.Var(in, out)
+		l.Mode(in, out)
+		l.Energy(in, out)
+		if err := l.Sample(rng, in, out, 1); err != nil {
+			t.Errorf("%s: %v", k, err)
+		}
+		l.GradCGF(in, NewGrads(l))
+	}
+	m := New(Binary(3), ReLU(2))
+	if f := m.FreeEnergy(mat.NewDense(1, 3, nil)); len(f) != 1 {
+		t.Errorf("FreeEnergy of one row: %v", f)
+	}
+}

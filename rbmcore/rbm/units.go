@@ -36,7 +36,7 @@ func scalarCGF(n int, in, out []float64, f func(u int, x float64) float64) {
 
 // scalarMap sets out[k] = f(u, in[k]) with u the unit of column k.
 func scalarMap(n int, in, out []float64, f func(u int, x float64) float64) {
-	_ = out[len(in)-1]
+	out = out[:len(in)]
 	for k, x := range in {
 		out[k] = f(k%n, x)
 	}
