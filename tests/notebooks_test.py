@@ -7,7 +7,6 @@ cell whose output contains the word "measured")."""
 import glob
 import json
 import os
-import shutil
 import subprocess
 import sys
 import tempfile
@@ -56,11 +55,12 @@ class NotebookTest(unittest.TestCase):
             self.assertEqual(r.returncode, 0, f"harmonium run {name}:\n{r.stdout[-3000:]}\n{r.stderr[-3000:]}")
             self.check_executed(out, "harmonium run " + name)
 
+            # nbconvert runs the kernel in the notebook's own folder, so relative data paths hold.
             copy = os.path.join(tmp, name)
-            shutil.copy(nbpath, copy)
             r = subprocess.run([sys.executable, "-m", "nbconvert", "--to", "notebook", "--execute",
                                 "--ExecutePreprocessor.kernel_name=" + KERNEL,
-                                "--ExecutePreprocessor.timeout=900", "--output", copy, copy],
+                                "--ExecutePreprocessor.timeout=900",
+                                "--output-dir", tmp, "--output", name, nbpath],
                                cwd=os.path.dirname(nbpath), env=env, capture_output=True, text=True,
                                timeout=1200)
             self.assertEqual(r.returncode, 0, f"nbconvert {name}:\n{r.stderr[-3000:]}")
