@@ -15,6 +15,7 @@ ROUNDS=${ROUNDS:-5}
 BENCHTIME=${BENCHTIME:-1s}
 have_openblas=0
 if [ -e /usr/lib/x86_64-linux-gnu/libopenblas.so ] || [ -e /usr/lib/libopenblas.so ]; then have_openblas=1; fi
+[ "${BLAS:-}" = gonum ] && have_openblas=0 # `make bench BLAS=gonum`
 
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
