@@ -246,3 +246,41 @@ func ExampleAIS() {
 	fmt.Println(r.LogZLow <= exact && exact <= r.LogZHigh, math.Abs(r.LogZ-exact) < 0.01)
 	// Output: true true
 }
+
+// TestAISOtherVisibleLayers: the interpolated visible layer path works for
+// Potts, spin, Gaussian and dReLU visible layers (data-fitted bases where
+// BaseFromData fits one), bracketing the exact log Z.
+func TestAISOtherVisibleLayers(t *testing.T) {
+	ctx := context.Background()
+	for i, m := range []*RBM{
+		New(Potts(7, 3), ReLU(4), Seed(1), WeightScale(0.4)),
+		New(Spin(12), Potts(3, 3), Seed(2), WeightScale(0.3)),
+		New(Gaussian(5), Binary(8), Seed(3), WeightScale(0.3)),
+		New(DReLU(4), Spin(7), Seed(4), WeightScale(0.3)),
+	} {
+		randomiseFields(m, uint64(20+i))
+		exact, err := m.ExactLogZ(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		c, err := NewChains(m, 300, 5)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := c.Run(ctx, 100, nil); err != nil {
+			t.Fatal(err)
+		}
+		base, err := BaseFromData(m.Visible, c.V, 1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		r, err := AIS{Runs: 100, Betas: SMSchedule(1000), Base: base, Seed: 6}.Run(ctx, m, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !(r.LogZLow <= exact && exact <= r.LogZHigh) || math.Abs(r.LogZ-exact) > 0.05 {
+			t.Errorf("%v: AIS %.5f [%.5f, %.5f], exact %.5f", m, r.LogZ, r.LogZLow, r.LogZHigh, exact)
+		}
+		t.Logf("%v: AIS %.5f [%.5f, %.5f], exact %.5f", m, r.LogZ, r.LogZLow, r.LogZHigh, exact)
+	}
+}
