@@ -60,8 +60,10 @@
 // discrete units, log(Φ/φ) through a scaled complementary error function
 // (erfcx) for the truncated Gaussians, the Laplace continued fraction for
 // truncated-Gaussian moments deep in the tail, a tail-safe truncated-normal
-// sampler and Hörmann's PTRS Poisson sampler; a Poisson mean beyond 1e15 is
-// an error, never a silent Inf.
+// sampler and Hörmann's PTRS Poisson sampler. A Poisson mean beyond 1e15
+// makes Sample return an error, and a Γ that overflows (an unnormalisable
+// model) makes ExactLogZ, AIS and LogLikelihood return an error instead of
+// an infinite result.
 //
 // # Linear algebra
 //
