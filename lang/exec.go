@@ -218,7 +218,7 @@ func (s *Session) importItem(ctx context.Context, src string, it item) *Error {
 		p, _ := strconv.Unquote(spec.Path.Value)
 		name := s.names[p]
 		if name == "" {
-			name = path_base(p)
+			name = importName(p)
 		}
 		if spec.Name != nil {
 			name = spec.Name.Name
@@ -243,7 +243,8 @@ func (s *Session) importItem(ctx context.Context, src string, it item) *Error {
 	return nil
 }
 
-func path_base(p string) string {
+// importName is the default name of an import path: its last element.
+func importName(p string) string {
 	p = strings.TrimSuffix(p, "/")
 	if i := strings.LastIndex(p, "/"); i >= 0 {
 		p = p[i+1:]

@@ -70,9 +70,9 @@ func (s *Session) describe(expr string) string {
 			return sb.String()
 		}
 		if v.CanInterface() {
-			fmt.Fprintf(&sb, "value: %s\n", summaryLong(v))
+			fmt.Fprintf(&sb, "value: %s\n", summary(v))
 		}
-		if d := s.methodDoc(v, parts); d != "" {
+		if d := typeDoc(v); d != "" {
 			sb.WriteString("\n" + d)
 		}
 		return sb.String()
@@ -99,9 +99,8 @@ func derefIface(v reflect.Value) reflect.Value {
 	return v
 }
 
-// methodDoc finds the doc of the compiled type of v (for x.Method chains the
-// receiver's type is the probe of the prefix).
-func (s *Session) methodDoc(v reflect.Value, parts []string) string {
+// typeDoc returns the doc of the compiled type of v.
+func typeDoc(v reflect.Value) string {
 	t := derefIface(v).Type()
 	for t.Kind() == reflect.Pointer {
 		t = t.Elem()
@@ -116,11 +115,6 @@ func (s *Session) methodDoc(v reflect.Value, parts []string) string {
 func firstLine(s string) string {
 	l, _, _ := strings.Cut(s, "\n")
 	return strings.TrimSuffix(strings.TrimSpace(l), "{")
-}
-
-func summaryLong(v reflect.Value) string {
-	s := summary(v)
-	return s
 }
 
 // signature describes a compiled package symbol without a doc entry.

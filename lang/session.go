@@ -437,8 +437,7 @@ func (s *Session) Execute(ctx context.Context, code string, out Output) Result {
 		err = c.goErr
 	}
 	s.curMu.Unlock()
-	frames := s.yerr.takeFrames() // frames of recovered panics (rich detection) are noise
-	_ = frames
+	s.yerr.takeFrames() // frames of recovered panics (rich detection) are noise
 	res := Result{Err: err}
 	if _, isHandle := display.Unwrap(c.result).(*display.Handle); isHandle {
 		c.hasResult = false // display.Show(x) as the last line shows x once
