@@ -5,6 +5,8 @@
 #   (b) the sweep's effective GFLOP/s (4·B·N·M flops per sweep) vs the dgemm
 #       GFLOP/s of the same two products through the same BLAS;
 #   (c) OpenBLAS (cgo, -tags openblas) vs the pure-Go gonum backend.
+# (The f32 line is the same sweep with Chains.Float32: single-precision
+# products; its dgemm column still refers to the float64 products.)
 # The machine is shared and noisy, so the measurements are interleaved
 # ROUNDS times and the best (fastest) time of each is reported.
 set -euo pipefail
@@ -27,7 +29,7 @@ best() { sort -n | head -1; }
 for r in $(seq "$ROUNDS"); do
   for be in openblas gonum; do
     [ "$be" = openblas ] && [ $have_openblas = 0 ] && continue
-    "$tmp/rbm_$be.test" -test.run '^$' -test.bench 'GibbsSweep|GemmSweepShapes' -test.benchtime "$BENCHTIME" |
+    "$tmp/rbm_$be.test" -test.run '^$' -test.bench 'GibbsSweep|GibbsSweepFloat32|GemmSweepShapes' -test.benchtime "$BENCHTIME" |
       awk -v be="$be" '/^Benchmark/ { name=$1; sub(/-[0-9]+$/, "", name); print be, name, $3 }' >>"$tmp/go.txt"
   done
   $PY tests/bench_rbm.py "${BENCHTIME%s}" >>"$tmp/np.txt"
@@ -46,12 +48,13 @@ echo "Gibbs sweep, binary-binary N=784 M=500 B=100 (best of $ROUNDS interleaved 
 go_main=gonum
 if [ $have_openblas = 1 ]; then
   report "Go/OpenBLAS" "$(get openblas BenchmarkGibbsSweep)" "$(get openblas BenchmarkGemmSweepShapes)"
+  report "Go/OpenBLAS f32" "$(get openblas BenchmarkGibbsSweepFloat32)" "$(get openblas BenchmarkGemmSweepShapes)"
   go_main=openblas
 fi
 report "Go/pure-Go" "$(get gonum BenchmarkGibbsSweep)" "$(get gonum BenchmarkGemmSweepShapes)"
 report "numpy" "$np_sweep" "$np_gemm"
-awk -v g="$(get $go_main BenchmarkGibbsSweep)" -v n="$np_sweep" -v be="$go_main" 'BEGIN {
-  printf "(a) Go/%s vs numpy: %.2fx the sweeps/s (goal >= 1.5x)\n", be, n/g }'
+awk -v g="$(get $go_main BenchmarkGibbsSweep)" -v f="$(get $go_main BenchmarkGibbsSweepFloat32)" -v n="$np_sweep" -v be="$go_main" 'BEGIN {
+  printf "(a) Go/%s vs numpy: %.2fx the sweeps/s (goal >= 1.5x); with Chains.Float32 products %.2fx\n", be, n/g, n/f }'
 awk -v s="$(get $go_main BenchmarkGibbsSweep)" -v d="$(get $go_main BenchmarkGemmSweepShapes)" -v be="$go_main" 'BEGIN {
   printf "(b) Go/%s sweep at %.1f %% of its dgemm speed for the same shapes (goal >= 60 %%)\n", be, 100*d/s }'
 if [ $have_openblas = 1 ]; then

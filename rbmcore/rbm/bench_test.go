@@ -14,12 +14,18 @@ import (
 // machine's dgemm speed the sweep achieves.
 const benchN, benchM, benchB = 784, 500, 100
 
-func BenchmarkGibbsSweep(b *testing.B) {
+func BenchmarkGibbsSweep(b *testing.B) { benchSweep(b, false) }
+
+// BenchmarkGibbsSweepFloat32 is the same sweep with Chains.Float32.
+func BenchmarkGibbsSweepFloat32(b *testing.B) { benchSweep(b, true) }
+
+func benchSweep(b *testing.B, f32 bool) {
 	m := New(Binary(benchN), Binary(benchM), Seed(1))
 	c, err := NewChains(m, benchB, 1)
 	if err != nil {
 		b.Fatal(err)
 	}
+	c.Float32 = f32
 	b.ReportAllocs()
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {

@@ -8,13 +8,17 @@ package rbm
 import "C"
 
 import (
+	"gonum.org/v1/gonum/blas/blas32"
 	"gonum.org/v1/gonum/blas/blas64"
 	"gonum.org/v1/netlib/blas/netlib"
 )
 
 // With the openblas build tag every gonum BLAS call of the process (rbmcore
-// and gonum/mat alike) goes to OpenBLAS through cgo.
-func init() { blas64.Use(netlib.Implementation{}) }
+// and gonum/mat alike, float64 and float32) goes to OpenBLAS through cgo.
+func init() {
+	blas64.Use(netlib.Implementation{})
+	blas32.Use(netlib.Implementation{})
+}
 
 // Backend names the BLAS implementation compiled in: "openblas" or "gonum".
 const Backend = "openblas"

@@ -7,6 +7,8 @@ import (
 	"math/rand/v2"
 	"time"
 
+	"gonum.org/v1/gonum/blas"
+	"gonum.org/v1/gonum/blas/blas32"
 	"gonum.org/v1/gonum/mat"
 )
 
@@ -28,11 +30,18 @@ type Chains struct {
 	Beta float64
 	// ClampVisible and ClampHidden (nil, or one flag per unit) fix units.
 	ClampVisible, ClampHidden []bool
+	// Float32, if set, computes the two matrix products of a sweep in single
+	// precision (sgemm: about twice the speed of the default float64 dgemm).
+	// The inputs are then accurate to about 1e-7 relative, far below the
+	// sampling noise; states, sampling and everything else stay float64. The
+	// weights are converted at every sweep, so updates between sweeps count.
+	Float32 bool
 
-	rngs   []*rand.Rand
-	inH    []float64 // hidden inputs of the last sweep (v·W)
-	inV    []float64 // visible inputs of the last sweep (h·Wᵀ)
-	sweeps int
+	w32, x32, in32 []float32
+	rngs           []*rand.Rand
+	inH            []float64 // hidden inputs of the last sweep (v·W)
+	inV            []float64 // visible inputs of the last sweep (h·Wᵀ)
+	sweeps         int
 }
 
 // NewChains returns b chains of m started from independent draws of each
@@ -128,15 +137,58 @@ func (c *Chains) sampleLayer(l Layer, in []float64, x *mat.Dense, mask []bool) e
 	})
 }
 
+// product sets out = x·W (trans false) or x·Wᵀ, in float64 or, with
+// Float32, through sgemm on the float32 copy of W made by Sweep.
+func (c *Chains) product(x []float64, trans bool, out []float64) {
+	w := c.Model.W.RawMatrix()
+	rows := c.Len()
+	if !c.Float32 {
+		gemm(x, rows, w, trans, out)
+		return
+	}
+	k, n, t := w.Rows, w.Cols, blas.NoTrans
+	if trans {
+		k, n, t = n, k, blas.Trans
+	}
+	if rows == 0 || n == 0 || k == 0 {
+		clear(out)
+		return
+	}
+	c.x32 = toFloat32(c.x32, x)
+	if cap(c.in32) < len(out) {
+		c.in32 = make([]float32, len(out))
+	}
+	in32 := c.in32[:len(out)]
+	blas32.Gemm(blas.NoTrans, t, 1,
+		blas32.General{Rows: rows, Cols: k, Stride: k, Data: c.x32},
+		blas32.General{Rows: w.Rows, Cols: w.Cols, Stride: w.Cols, Data: c.w32}, 0,
+		blas32.General{Rows: rows, Cols: n, Stride: n, Data: in32})
+	for i, v := range in32 {
+		out[i] = float64(v)
+	}
+}
+
+// toFloat32 converts x into buf (grown as needed).
+func toFloat32(buf []float32, x []float64) []float32 {
+	if cap(buf) < len(x) {
+		buf = make([]float32, len(x))
+	}
+	buf = buf[:len(x)]
+	for i, v := range x {
+		buf[i] = float32(v)
+	}
+	return buf
+}
+
 func (c *Chains) sampleHidden() error {
 	m := c.Model
-	gemm(c.V.RawMatrix().Data, c.Len(), m.W.RawMatrix(), false, c.inH)
+	c.product(c.V.RawMatrix().Data, false, c.inH)
 	return c.sampleLayer(m.Hidden, c.inH, c.H, c.ClampHidden)
 }
 
 func (c *Chains) sampleVisible() error {
 	m := c.Model
-	gemm(c.H.RawMatrix().Data, c.Len(), m.W.RawMatrix(), true, c.inV)
+	c.product(c.H.RawMatrix().Data, true, c.inV)
 	return c.sampleLayer(m.Visible, c.inV, c.V, c.ClampVisible)
 }
 
@@ -161,6 +213,13 @@ func (c *Chains) checkShapes() error {
 func (c *Chains) Sweep() error {
 	if err := c.checkShapes(); err != nil {
 		return err
+	}
+	if c.Float32 {
+		w := c.Model.W.RawMatrix()
+		if w.Stride != w.Cols {
+			return fmt.Errorf("rbm: chains: Float32 needs contiguous weights (stride %d, %d columns)", w.Stride, w.Cols)
+		}
+		c.w32 = toFloat32(c.w32, w.Data[:w.Rows*w.Cols])
 	}
 	if err := c.sampleHidden(); err != nil {
 		return fmt.Errorf("rbm: sweep %d: hidden: %w", c.sweeps+1, err)

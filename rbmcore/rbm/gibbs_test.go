@@ -328,6 +328,18 @@ func TestGibbsTemperatureClampAndPT(t *testing.T) {
 		}
 	})
 
+	t.Run("float32", func(t *testing.T) {
+		c, err := NewChains(m, 1000, 8)
+		if err != nil {
+			t.Fatal(err)
+		}
+		c.Float32 = true
+		got := gibbsFrequencies(t, c, 100, 1000, len(exact), idx)
+		if d := tv(got, exact); d > 0.01 {
+			t.Errorf("float32 products: TV = %v", d)
+		}
+	})
+
 	t.Run("clamp", func(t *testing.T) {
 		// clamp visible units 0 and 2 to (1, 0): exact conditional over the rest
 		want := make([]float64, len(exact))
