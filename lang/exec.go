@@ -88,7 +88,7 @@ func (s *Session) runGo(ctx context.Context, c *cell, src string) *Error {
 		}
 	}
 	if len(hoisted) > 0 || carried != "" {
-		if e := s.evalDecls(ctx, c, src, hoisted, carried); e != nil {
+		if e := s.evalDecls(ctx, src, hoisted, carried); e != nil {
 			return e
 		}
 	}
@@ -99,7 +99,7 @@ func (s *Session) runGo(ctx context.Context, c *cell, src string) *Error {
 	}
 	for i, ch := range chunks {
 		if ch.kind == itemDecl {
-			if e := s.evalDecls(ctx, c, src, ch.items, ""); e != nil {
+			if e := s.evalDecls(ctx, src, ch.items, ""); e != nil {
 				return e
 			}
 			continue
@@ -255,12 +255,12 @@ func importName(p string) string {
 // evalDecls evaluates declarations in one go, each positioned at its place in
 // the cell and rewritten like statements; carried is extra source
 // re-declaring a redefined type and its methods.
-func (s *Session) evalDecls(ctx context.Context, c *cell, src string, items []item, carried string) *Error {
+func (s *Session) evalDecls(ctx context.Context, src string, items []item, carried string) *Error {
 	build := func(asInt bool) (string, bool, *Error) {
 		var sb strings.Builder
 		unsure := false
 		for _, it := range items {
-			text, u, e := s.rewriteDecl(c, src, it.start, src[it.start:it.end], asInt)
+			text, u, e := s.rewriteDecl(src, it.start, src[it.start:it.end], asInt)
 			if e != nil {
 				return "", false, e
 			}
@@ -270,7 +270,7 @@ func (s *Session) evalDecls(ctx context.Context, c *cell, src string, items []it
 			sb.WriteString("\n")
 		}
 		if carried != "" {
-			text, u, e := s.rewriteDecl(c, carried, 0, carried, asInt)
+			text, u, e := s.rewriteDecl(carried, 0, carried, asInt)
 			if e != nil {
 				return "", false, e
 			}
@@ -305,12 +305,12 @@ func (s *Session) evalDecls(ctx context.Context, c *cell, src string, items []it
 // rewriteDecl applies the statement rewrites inside a declaration (function
 // bodies) starting at byte start of src. unsure reports a range over an
 // operand of unknown type.
-func (s *Session) rewriteDecl(c *cell, src string, start int, text string, asInt bool) (string, bool, *Error) {
+func (s *Session) rewriteDecl(src string, start int, text string, asInt bool) (string, bool, *Error) {
 	file, f, err := parseDecl(text)
 	if err != nil {
 		return "", false, syntaxError(src, shiftDeclErr(err, src, start))
 	}
-	r := &rewriter{ed: &editor{src: text}, file: file, root: f, prefix: len(declPrefix), oracle: s, cell: c.n, next: &s.counter, rangeAsInt: asInt}
+	r := &rewriter{ed: &editor{src: text}, file: file, root: f, prefix: len(declPrefix), oracle: s, next: &s.counter, rangeAsInt: asInt}
 	r.rewrite(nil)
 	if r.err != nil {
 		msg := "cell:" + shiftPos(r.err.Error(), src, start)
@@ -379,7 +379,7 @@ func (s *Session) prepareStmts(c *cell, src string, items []item, final bool) (*
 		finalStmt, _ = body.List[len(body.List)-1].(*ast.ExprStmt)
 	}
 	build := func(asInt bool) (string, *rewriter, *Error) {
-		r := &rewriter{ed: &editor{src: text}, file: file, body: body, oracle: s, cell: c.n, next: &s.counter, rangeAsInt: asInt}
+		r := &rewriter{ed: &editor{src: text}, file: file, body: body, oracle: s, next: &s.counter, rangeAsInt: asInt}
 		if finalStmt != nil {
 			r.wrapFinal = s.showable(finalStmt.X)
 		}

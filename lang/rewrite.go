@@ -52,7 +52,6 @@ type rewriter struct {
 	root   ast.Node       // what to rewrite (body, or the declaration's file)
 	prefix int            // length of the text parsed before ed.src
 	oracle typeOracle
-	cell   int
 	next   *int // session-wide counter for fresh names
 
 	// rangeAsInt forces range statements of unknown type to be treated as
@@ -547,7 +546,9 @@ func (r *rewriter) goStmt(x *ast.GoStmt) {
 		if call.Ellipsis.IsValid() {
 			ell = "..."
 		}
-		body := fmt.Sprintf("go __hmGo(%d, func() { %s(%s%s) })", r.cell, fun, strings.Join(args, ", "), ell)
+		// __hm.Cell() is evaluated by the go statement itself: the cell
+		// running it, also for go statements in functions declared earlier.
+		body := fmt.Sprintf("go __hmGo(__hm.Cell(), func() { %s(%s%s) })", fun, strings.Join(args, ", "), ell)
 		if len(pre) == 0 {
 			return body
 		}

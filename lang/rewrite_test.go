@@ -36,7 +36,7 @@ func rewriteText(t *testing.T, src string, asInt bool) (string, error) {
 		t.Fatal(err)
 	}
 	next := 0
-	r := &rewriter{ed: &editor{src: src}, file: file, body: body, oracle: fakeOracle{}, cell: 7, next: &next, rangeAsInt: asInt}
+	r := &rewriter{ed: &editor{src: src}, file: file, body: body, oracle: fakeOracle{}, next: &next, rangeAsInt: asInt}
 	r.rewrite(nil)
 	text := r.ed.text()
 	// Top-level compound statements run in a function literal.
@@ -60,12 +60,12 @@ func TestRewrites(t *testing.T) {
 		{"a := min(x, 1)", "__hmT1 := x; if 1 < __hmT1 { __hmT1 = 1 }; a := __hmT1"},
 		{"a := max(x, f(y))", "__hmT1 := x; __hmA2 := f(y); if __hmA2 > __hmT1 || __hmA2 != __hmA2 { __hmT1 = __hmA2 }; a := __hmT1"},
 		{"clear(m)", "__hm.Clear(m)"},
-		{"go work(a, 2)", "{ __hmF1 := work; __hmA2 := a; go __hmGo(7, func() { __hmF1(__hmA2, 2) }) }"},
-		{"go func() { panic(1) }()", "go __hmGo(7, func() { func() { panic(1) }() })"},
+		{"go work(a, 2)", "{ __hmF1 := work; __hmA2 := a; go __hmGo(__hm.Cell(), func() { __hmF1(__hmA2, 2) }) }"},
+		{"go func() { panic(1) }()", "go __hmGo(__hm.Cell(), func() { func() { panic(1) }() })"},
 		{"for i := 0; i < 3; i++ { fs = append(fs, func() int { return i }) }",
 			"for __hmL1 := 0; __hmL1 < 3; __hmL1++ { i := __hmL1; fs = append(fs, func() int { return i }) }"},
 		{"for _, v := range xs { go use(v) }",
-			"for _, __hmL1 := range xs { v := __hmL1; { __hmF2 := use; __hmA3 := v; go __hmGo(7, func() { __hmF2(__hmA3) }) } }"},
+			"for _, __hmL1 := range xs { v := __hmL1; { __hmF2 := use; __hmA3 := v; go __hmGo(__hm.Cell(), func() { __hmF2(__hmA3) }) } }"},
 		{"for i := 0; i < 3; i++ { i++; f := func() {}; f() }", "for i := 0; i < 3; i++ { i++; f := func() {}; f() }"},
 		{"display.Show(b)", "display.Show(__hmRich(b))"},
 		{"ch.Run(context.Background(), 10, nil)", "ch.Run(ctx, 10, nil)"},

@@ -158,6 +158,7 @@ func (s *Session) reset() error {
 		"GoPanic":   reflect.ValueOf(s.goPanic),
 		"SetResult": reflect.ValueOf(s.setResult),
 		"Clear":     reflect.ValueOf(clearValue),
+		"Cell":      reflect.ValueOf(s.cellNumber),
 		"Text":      reflect.ValueOf(display.Text),
 	}
 	if err := s.in.Use(interp.Exports{hmPath + "/hm": hm}); err != nil {
@@ -300,6 +301,14 @@ func (s *Session) current() *cell {
 	s.curMu.Lock()
 	defer s.curMu.Unlock()
 	return s.cur
+}
+
+// cellNumber is the number of the running (or last) cell.
+func (s *Session) cellNumber() int {
+	if c := s.current(); c != nil {
+		return c.n
+	}
+	return 0
 }
 
 func (s *Session) setResult(v any) {

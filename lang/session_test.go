@@ -100,6 +100,13 @@ func TestGoroutinePanic(t *testing.T) {
 	if _, res := mustRun(t, s, "1 + 1"); plain(res) != "2" {
 		t.Errorf("session unusable after goroutine panic")
 	}
+	// A go statement in a function declared in an earlier cell reports to
+	// the cell that calls the function.
+	mustRun(t, s, "func spawn() { go func() { panic(\"later\") }() }")
+	_, res = run(t, s, "spawn()\ntime.Sleep(200 * time.Millisecond)")
+	if res.Err == nil || res.Err.Name != "GoroutinePanic" || res.Err.Value != "later" {
+		t.Errorf("goroutine panic from a declared function: %+v", res.Err)
+	}
 }
 
 func TestOutputCapture(t *testing.T) {
