@@ -9,7 +9,7 @@ TAGS      := $(if $(filter openblas,$(BLAS)),openblas,)
 GOFLAGS_T := $(if $(TAGS),-tags $(TAGS),)
 NOTEBOOK  ?= notebooks/quickstart.ipynb
 
-.PHONY: all build install test test-go test-go-pure test-py bench generate lint demo clean
+.PHONY: all build install test test-go test-py check-generate bench generate lint demo clean
 
 all: build
 
@@ -21,7 +21,7 @@ install: build
 
 # The whole test suite: Go tests with the selected BLAS backend, the pure-Go backend
 # too when they differ, then the Python protocol/notebook tests against the installed kernel.
-test: build test-go test-py
+test: build check-generate test-go test-py
 
 test-go:
 	$(GO) vet $(GOFLAGS_T) ./...
@@ -38,6 +38,13 @@ bench: build
 
 generate:
 	$(GO) generate ./stdlib/...
+
+# The committed symbol tables must be what `make generate` produces from the current code.
+check-generate:
+	@before=$$(cat stdlib/*.go stdlib/docs.json.gz | sha256sum); \
+	$(GO) generate ./stdlib/... && \
+	after=$$(cat stdlib/*.go stdlib/docs.json.gz | sha256sum); \
+	if [ "$$before" != "$$after" ]; then echo "stdlib/ was stale: 'make generate' changed it; commit the result"; exit 1; fi
 
 lint:
 	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || (gofmt -l $$(git ls-files '*.go'); exit 1)
