@@ -6,6 +6,7 @@ import (
 	"math"
 	"math/rand/v2"
 
+	"github.com/harmonium-rbm/harmonium/rbmcore/rbm"
 	"gonum.org/v1/gonum/mat"
 )
 
@@ -33,6 +34,7 @@ type ICAResult struct {
 // components, iterate W ← E[g(WZ)Zᵀ] − diag(E[g′(WZ)])W followed by
 // symmetric decorrelation W ← (WWᵀ)^{-1/2}W until max |1 − |diag(W_new W_oldᵀ)|| < tol.
 func FastICA(ctx context.Context, x *mat.Dense, k, maxIter int, tol float64, seed uint64) (*ICAResult, error) {
+	ctx = rbm.ContextOrDefault(ctx)
 	b, n := x.Dims()
 	if k < 1 || k > n {
 		return nil, fmt.Errorf("analysis: FastICA: k = %d, want 1..%d", k, n)

@@ -6,6 +6,7 @@ import (
 	"math"
 	"math/rand/v2"
 
+	"github.com/harmonium-rbm/harmonium/rbmcore/rbm"
 	"gonum.org/v1/gonum/mat"
 )
 
@@ -58,6 +59,7 @@ type KMeansResult struct {
 // are the same feature, and seed 003's count of blocks must not see them as
 // two clusters. ctx is checked at every iteration.
 func KMeans(ctx context.Context, x *mat.Dense, k, restarts int, mirror bool, seed uint64) (*KMeansResult, error) {
+	ctx = rbm.ContextOrDefault(ctx)
 	b, n := x.Dims()
 	if k < 1 || k > b {
 		return nil, fmt.Errorf("analysis: KMeans: k = %d, want 1..%d (the number of rows)", k, b)
@@ -198,6 +200,7 @@ func kmeansPlusPlus(x *mat.Dense, norms []float64, k int, mirror bool, rng *rand
 // Pass UnitVectors(W, false) and mirror = true to cluster hidden units
 // without fields.
 func VarianceExplained(ctx context.Context, x *mat.Dense, kmax, restarts int, mirror bool, seed uint64) ([]float64, error) {
+	ctx = rbm.ContextOrDefault(ctx)
 	b, _ := x.Dims()
 	if kmax < 1 || kmax > b {
 		return nil, fmt.Errorf("analysis: VarianceExplained: kmax = %d, want 1..%d", kmax, b)

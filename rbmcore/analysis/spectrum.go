@@ -10,6 +10,9 @@
 // Conventions: data matrices have one sample per row; weight matrices are
 // N×M (or (N·q)×M for Potts visible units, row i*q+a) as in package rbm, so
 // hidden unit µ is column µ.
+//
+// The iterative methods (KMeans, VarianceExplained, FastICA) check their
+// context between iterations and read a nil one as rbm.DefaultContext().
 package analysis
 
 import (

@@ -8,6 +8,7 @@ import (
 	"os"
 	"strings"
 
+	"github.com/harmonium-rbm/harmonium/rbmcore/rbm"
 	"gonum.org/v1/gonum/mat"
 )
 
@@ -179,6 +180,7 @@ func (a *Alignment) Set() *Set {
 // at least threshold (e.g. 0.8). The sum of the weights is the effective
 // number of sequences. The O(B²N) comparison checks ctx between rows.
 func (a *Alignment) IdentityWeights(ctx context.Context, threshold float64) ([]float64, error) {
+	ctx = rbm.ContextOrDefault(ctx)
 	if !(threshold >= 0 && threshold <= 1) {
 		return nil, fmt.Errorf("data: IdentityWeights: threshold = %v, want a value in [0, 1]", threshold)
 	}

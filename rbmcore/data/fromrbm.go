@@ -16,6 +16,7 @@ import (
 // is the visible layer's (binary, spin, potts) or "real". ctx is checked
 // between sweeps; progress, if not nil, receives (samples so far, samples).
 func FromRBM(ctx context.Context, m *rbm.RBM, samples, chains, burnIn, thin int, seed uint64, progress func(done, total int)) (*Set, error) {
+	ctx = rbm.ContextOrDefault(ctx)
 	if samples < 1 || chains < 1 || burnIn < 0 || thin < 1 {
 		return nil, fmt.Errorf("data: FromRBM: samples = %d, chains = %d, burnIn = %d, thin = %d (want ≥1, ≥1, ≥0, ≥1)", samples, chains, burnIn, thin)
 	}

@@ -14,6 +14,10 @@
 //
 // Sets are split with Split, subsetted with Subset and iterated in shuffled
 // minibatches with Minibatches.
+//
+// The functions taking a context (FromRBM, Alignment.IdentityWeights) read
+// a nil one as rbm.DefaultContext(); FromRBM's progress callback is only
+// ever called on the caller's goroutine.
 package data
 
 import (

@@ -56,4 +56,12 @@
 // Units whose weights are too large for a series (|y_k y_l| ≳ 0.09 for Step,
 // |w| ≳ 1 for ReLU) and other kinds are evaluated elementwise (log1p, or the
 // four-point sum), in parallel over all cores in blocks of rows.
+//
+// Interrupts and callbacks. Long computations check their context every few
+// milliseconds; a nil context, and the shortcuts without one (Pairwise, All,
+// Fields), use rbm.DefaultContext() (the running notebook cell's context in
+// Harmonium). Mapper.Progress is only ever called on the caller's goroutine;
+// if it panics, the worker goroutines are stopped before the panic goes on.
+// A panic in a worker goroutine (e.g. in a Layer implemented by the user)
+// is returned as an error instead of ending the process.
 package mapping

@@ -10,6 +10,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/harmonium-rbm/harmonium/rbmcore/internal/guard"
 	"github.com/harmonium-rbm/harmonium/rbmcore/internal/mathx"
 	"github.com/harmonium-rbm/harmonium/rbmcore/rbm"
 	"gonum.org/v1/gonum/blas"
@@ -31,6 +32,7 @@ import (
 // convergence, the 4-point Möbius sum otherwise; other kinds the 4-point sum
 // through the layer's CGF. See the package doc.
 func (mp *Mapper) Pairwise(ctx context.Context) (*mat.Dense, error) {
+	ctx = rbm.ContextOrDefault(ctx)
 	n, m := mp.n, mp.m
 	j := make([]float64, n*n)
 	h := mp.h
@@ -76,13 +78,13 @@ func (mp *Mapper) Pairwise(ctx context.Context) (*mat.Dense, error) {
 }
 
 // Pairwise returns the pairwise coupling matrix of the model (see
-// Mapper.Pairwise).
+// Mapper.Pairwise), stopping when rbm.DefaultContext() is cancelled.
 func Pairwise(m *rbm.RBM) (*mat.Dense, error) {
 	mp, err := New(m)
 	if err != nil {
 		return nil, err
 	}
-	return mp.Pairwise(context.Background())
+	return mp.Pairwise(rbm.DefaultContext())
 }
 
 // pairBlock is the number of rows of J one worker fills at a time; the
@@ -210,6 +212,8 @@ func (mp *Mapper) pairwiseElementwise(ctx context.Context, j []float64) error {
 	nblocks := (n + pairBlock - 1) / pairBlock
 	var next, done atomic.Int64
 	var stop atomic.Bool
+	var firstErr error
+	var errOnce sync.Once
 	workers := min(runtime.GOMAXPROCS(0), nblocks)
 	var wg sync.WaitGroup
 	for w := 0; w < workers; w++ {
@@ -218,21 +222,31 @@ func (mp *Mapper) pairwiseElementwise(ctx context.Context, j []float64) error {
 			defer wg.Done()
 			c := mp.calcs.Get().(*unitCalc)
 			defer mp.calcs.Put(c)
-			for !stop.Load() {
-				b := int(next.Add(1)) - 1
-				if b >= nblocks || ctx.Err() != nil {
-					return
+			err := guard.Call(func() error {
+				for !stop.Load() {
+					b := int(next.Add(1)) - 1
+					if b >= nblocks || ctx.Err() != nil {
+						return nil
+					}
+					k0 := b * pairBlock
+					k1 := min(k0+pairBlock, n)
+					for mu := range preps {
+						mp.pairUnit(c, &preps[mu], mu, k0, k1, j)
+					}
+					done.Add(1)
 				}
-				k0 := b * pairBlock
-				k1 := min(k0+pairBlock, n)
-				for mu := range preps {
-					mp.pairUnit(c, &preps[mu], mu, k0, k1, j)
-				}
-				done.Add(1)
+				return nil
+			})
+			if err != nil {
+				errOnce.Do(func() { firstErr = fmt.Errorf("mapping: Pairwise: %w", err) })
+				stop.Store(true)
 			}
 		}()
 	}
-	mp.waitProgress(&wg, &done, nblocks)
+	mp.waitProgress(&wg, &stop, &done, nblocks)
+	if firstErr != nil {
+		return firstErr
+	}
 	if err := ctx.Err(); err != nil {
 		return fmt.Errorf("mapping: Pairwise interrupted after %d of %d row blocks: %w", done.Load(), nblocks, err)
 	}
@@ -244,13 +258,22 @@ func (mp *Mapper) pairwiseElementwise(ctx context.Context, j []float64) error {
 	return nil
 }
 
-// waitProgress waits for wg, reporting done/total every 100 ms when a
-// Progress callback is set.
-func (mp *Mapper) waitProgress(wg *sync.WaitGroup, done *atomic.Int64, total int) {
-	if mp.Progress == nil {
+// waitProgress waits for the workers of wg, reporting done/total every
+// 100 ms and at the end when a Progress callback is set. Progress runs on the
+// caller's goroutine; if it panics, the workers are stopped (through stop)
+// and waited for before the panic goes on, so none outlives the call.
+func (mp *Mapper) waitProgress(wg *sync.WaitGroup, stop *atomic.Bool, done *atomic.Int64, total int) {
+	if mp.Progress == nil || total == 0 {
 		wg.Wait()
 		return
 	}
+	defer func() {
+		if r := recover(); r != nil {
+			stop.Store(true)
+			wg.Wait()
+			panic(r)
+		}
+	}()
 	finished := make(chan struct{})
 	go func() { wg.Wait(); close(finished) }()
 	tick := time.NewTicker(100 * time.Millisecond)

@@ -8,8 +8,8 @@ import (
 	"sort"
 	"sync"
 	"sync/atomic"
-	"time"
 
+	"github.com/harmonium-rbm/harmonium/rbmcore/internal/guard"
 	"github.com/harmonium-rbm/harmonium/rbmcore/rbm"
 )
 
@@ -184,10 +184,10 @@ func (mp *Mapper) Term(sites ...int) (float64, error) {
 }
 
 // Fields returns all first-order terms I^(1)_k = b_k + Σ_µ K_µ(w_kµ)
-// (Eq. 15a).
+// (Eq. 15a), stopping when rbm.DefaultContext() is cancelled.
 func (mp *Mapper) Fields() ([]float64, error) {
 	out := make([]float64, mp.n)
-	err := mp.parallel(context.Background(), mp.n, func(c *unitCalc, k int) error {
+	err := mp.parallel(rbm.DefaultContext(), mp.n, func(c *unitCalc, k int) error {
 		out[k] = mp.term(c, []int{k}, make([]float64, 0, 1))
 		if !isFinite(out[k]) {
 			return fmt.Errorf("mapping: field of site %d = %v: the hidden CGF overflows", k, out[k])
@@ -200,6 +200,7 @@ func (mp *Mapper) Fields() ([]float64, error) {
 // Triplets returns I^(3) for every triple of the given sites (sorted and
 // de-duplicated first), in lexicographic order of the sorted triple.
 func (mp *Mapper) Triplets(ctx context.Context, sites []int) ([]Term, error) {
+	ctx = rbm.ContextOrDefault(ctx)
 	set, err := mp.checkSet(sites)
 	if err != nil {
 		return nil, err
@@ -239,6 +240,7 @@ const MaxAllTerms = 1 << 22
 // for small N: the number of terms Σ_{s≤maxOrder} C(N, s) must not exceed
 // MaxAllTerms.
 func (mp *Mapper) All(ctx context.Context, maxOrder int) ([]Term, error) {
+	ctx = rbm.ContextOrDefault(ctx)
 	if maxOrder < 1 || maxOrder > mp.n {
 		return nil, fmt.Errorf("mapping: maxOrder = %d must be in [1, N=%d]", maxOrder, mp.n)
 	}
@@ -310,45 +312,33 @@ func (mp *Mapper) parallel(ctx context.Context, total int, f func(c *unitCalc, i
 			defer wg.Done()
 			c := mp.calcs.Get().(*unitCalc)
 			defer mp.calcs.Put(c)
-			for !stop.Load() {
-				lo := int(next.Add(int64(chunk))) - chunk
-				if lo >= total {
-					return
-				}
-				hi := min(lo+chunk, total)
-				for i := lo; i < hi; i++ {
-					if err := f(c, i); err != nil {
-						errOnce.Do(func() { firstErr = err })
+			err := guard.Call(func() error {
+				for !stop.Load() {
+					lo := int(next.Add(int64(chunk))) - chunk
+					if lo >= total {
+						return nil
+					}
+					hi := min(lo+chunk, total)
+					for i := lo; i < hi; i++ {
+						if err := f(c, i); err != nil {
+							return err
+						}
+					}
+					done.Add(int64(hi - lo))
+					if ctx.Err() != nil {
 						stop.Store(true)
-						return
+						return nil
 					}
 				}
-				done.Add(int64(hi - lo))
-				if ctx.Err() != nil {
-					stop.Store(true)
-					return
-				}
+				return nil
+			})
+			if err != nil {
+				errOnce.Do(func() { firstErr = err })
+				stop.Store(true)
 			}
 		}()
 	}
-	if mp.Progress != nil && total > 0 {
-		finished := make(chan struct{})
-		go func() { wg.Wait(); close(finished) }()
-		tick := time.NewTicker(100 * time.Millisecond)
-	loop:
-		for {
-			select {
-			case <-finished:
-				break loop
-			case <-tick.C:
-				mp.Progress(int(done.Load()), total)
-			}
-		}
-		tick.Stop()
-		mp.Progress(int(done.Load()), total)
-	} else {
-		wg.Wait()
-	}
+	mp.waitProgress(&wg, &stop, &done, total)
 	if firstErr != nil {
 		return firstErr
 	}
@@ -379,13 +369,13 @@ func New(m *rbm.RBM) (*Mapper, error) {
 }
 
 // All returns every interaction of the model up to order maxOrder (see
-// Mapper.All).
+// Mapper.All), stopping when rbm.DefaultContext() is cancelled.
 func All(m *rbm.RBM, maxOrder int) ([]Term, error) {
 	mp, err := New(m)
 	if err != nil {
 		return nil, err
 	}
-	return mp.All(context.Background(), maxOrder)
+	return mp.All(rbm.DefaultContext(), maxOrder)
 }
 
 // Fields returns the first-order terms of the model (see Mapper.Fields).

@@ -185,6 +185,7 @@ func StateFrequencies(samples mat.Matrix) ([]float64, error) {
 // s = 1. When C(N, s) exceeds maxSets the mean is estimated on maxSets
 // site sets drawn uniformly (without repetition within a set) with rng.
 func (mp *Mapper) StrengthByOrder(ctx context.Context, maxOrder, maxSets int, rng *rand.Rand) ([]float64, error) {
+	ctx = rbm.ContextOrDefault(ctx)
 	if maxOrder < 1 || maxOrder > mp.n || maxOrder > 30 {
 		return nil, fmt.Errorf("mapping: StrengthByOrder: maxOrder = %d must be in [1, min(N=%d, 30)]", maxOrder, mp.n)
 	}

@@ -284,6 +284,7 @@ func (s *aisState) transition(beta float64, scratch []float64) error {
 // Run performs forward AIS on m. ctx is checked and progress (if not nil)
 // called at most every 100 ms.
 func (a AIS) Run(ctx context.Context, m *RBM, progress func(done, total int)) (AISResult, error) {
+	ctx = ContextOrDefault(ctx)
 	s, betas, err := a.setup(m)
 	if err != nil {
 		return AISResult{}, err
@@ -330,6 +331,7 @@ func (a AIS) Run(ctx context.Context, m *RBM, progress func(done, total int)) (A
 // overestimate log Z (a stochastic upper bound, complementing forward AIS)
 // when the start states are model samples.
 func (a AIS) Reverse(ctx context.Context, m *RBM, start *mat.Dense, progress func(done, total int)) (AISResult, error) {
+	ctx = ContextOrDefault(ctx)
 	s, betas, err := a.setup(m)
 	if err != nil {
 		return AISResult{}, err

@@ -71,4 +71,18 @@
 // (the Makefile does this when libopenblas is installed) the whole process
 // uses OpenBLAS through cgo (gonum.org/v1/netlib); otherwise pure Go.
 // Backend reports which one is compiled in.
+//
+// # Contexts, callbacks and goroutines
+//
+// Every long computation of rbmcore checks a context at least every ~100 ms
+// of work. Functions without a context parameter (PseudoLikelihood,
+// mapping.Pairwise, …) use DefaultContext(), and a nil context passed to
+// any function is DefaultContext() too (ContextOrDefault): a host such as
+// the Harmonium kernel installs the running cell's context with
+// SetDefaultContext, so its interrupt stops them. Across rbmcore, user
+// callbacks (progress functions, train's OnUpdate/OnEpoch/Schedule,
+// mapping's Progress) are only ever called on the caller's goroutine, never
+// on a worker goroutine that rbmcore started; and a panic in a worker
+// goroutine (e.g. in a Layer implemented by the user) is returned by the
+// computation as an error rather than ending the process.
 package rbm

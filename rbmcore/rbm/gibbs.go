@@ -236,6 +236,7 @@ func (c *Chains) Sweep() error {
 // chains hold the state of the last complete sweep and ctx's error is
 // returned.
 func (c *Chains) Run(ctx context.Context, n int, progress func(done, total int)) error {
+	ctx = ContextOrDefault(ctx)
 	last := time.Now()
 	for k := 0; k < n; k++ {
 		if err := ctx.Err(); err != nil {

@@ -7,6 +7,7 @@ import (
 	"runtime"
 	"sync"
 
+	"github.com/harmonium-rbm/harmonium/rbmcore/internal/guard"
 	"gonum.org/v1/gonum/mat"
 )
 
@@ -67,6 +68,7 @@ func fillConfig(l Layer, s int, row []float64) {
 // on all cores in chunks, checking ctx between chunks. A non-finite term
 // (an unnormalisable model) is an error.
 func (m *RBM) ExactLogZ(ctx context.Context) (float64, error) {
+	ctx = ContextOrDefault(ctx)
 	if err := m.Validate(); err != nil {
 		return 0, fmt.Errorf("rbm: ExactLogZ: %w", err)
 	}
@@ -93,43 +95,46 @@ func logSumConfigs(ctx context.Context, m *RBM, enum, other Layer, trans bool, t
 	errs := make([]error, workers)
 	var wg sync.WaitGroup
 	wmat := m.W.RawMatrix()
+	// sumChunks accumulates worker w's chunks into accs[w].
+	sumChunks := func(w int) error {
+		x := make([]float64, chunk*we)
+		in := make([]float64, chunk*wo)
+		e := make([]float64, chunk)
+		g := make([]float64, chunk)
+		a := acc{math.Inf(-1), 0}
+		for c := w; c < nchunks; c += workers {
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+			s0 := c * chunk
+			n := min(chunk, total-s0)
+			for r := 0; r < n; r++ {
+				fillConfig(enum, s0+r, x[r*we:(r+1)*we])
+			}
+			gemm(x[:n*we], n, wmat, trans, in[:n*wo])
+			enum.Energy(x[:n*we], e[:n])
+			other.CGF(in[:n*wo], g[:n])
+			for r := 0; r < n; r++ {
+				t := g[r] - e[r]
+				if math.IsNaN(t) || math.IsInf(t, 0) {
+					return fmt.Errorf("rbm: ExactLogZ: term of configuration %d of the %s layer is %v: the model is not normalisable or overflows", s0+r, enum.Kind(), t)
+				}
+				if t > a.max {
+					a.sum = a.sum*math.Exp(a.max-t) + 1
+					a.max = t
+				} else {
+					a.sum += math.Exp(t - a.max)
+				}
+			}
+		}
+		accs[w] = a
+		return nil
+	}
 	for w := 0; w < workers; w++ {
 		wg.Add(1)
 		go func(w int) {
 			defer wg.Done()
-			x := make([]float64, chunk*we)
-			in := make([]float64, chunk*wo)
-			e := make([]float64, chunk)
-			g := make([]float64, chunk)
-			a := acc{math.Inf(-1), 0}
-			for c := w; c < nchunks; c += workers {
-				if err := ctx.Err(); err != nil {
-					errs[w] = err
-					return
-				}
-				s0 := c * chunk
-				n := min(chunk, total-s0)
-				for r := 0; r < n; r++ {
-					fillConfig(enum, s0+r, x[r*we:(r+1)*we])
-				}
-				gemm(x[:n*we], n, wmat, trans, in[:n*wo])
-				enum.Energy(x[:n*we], e[:n])
-				other.CGF(in[:n*wo], g[:n])
-				for r := 0; r < n; r++ {
-					t := g[r] - e[r]
-					if math.IsNaN(t) || math.IsInf(t, 0) {
-						errs[w] = fmt.Errorf("rbm: ExactLogZ: term of configuration %d of the %s layer is %v: the model is not normalisable or overflows", s0+r, enum.Kind(), t)
-						return
-					}
-					if t > a.max {
-						a.sum = a.sum*math.Exp(a.max-t) + 1
-						a.max = t
-					} else {
-						a.sum += math.Exp(t - a.max)
-					}
-				}
-			}
-			accs[w] = a
+			errs[w] = guard.Call(func() error { return sumChunks(w) })
 		}(w)
 	}
 	wg.Wait()

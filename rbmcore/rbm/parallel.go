@@ -5,6 +5,8 @@ import (
 	"runtime"
 	"sync"
 	"sync/atomic"
+
+	"github.com/harmonium-rbm/harmonium/rbmcore/internal/guard"
 )
 
 // blockRows is the number of chains that share one random stream. Streams
@@ -34,8 +36,13 @@ func streams(seed uint64, rows int, salt uint64) []*rand.Rand {
 }
 
 // forBlocks runs f on every row block [r0, r1) with that block's generator,
-// spread over GOMAXPROCS goroutines, and returns the first error.
-func forBlocks(rows int, rngs []*rand.Rand, f func(r0, r1 int, rng *rand.Rand) error) error {
+// spread over GOMAXPROCS goroutines, and returns the first error. A panic in
+// f (e.g. in a Layer implemented by the user) is returned as an error, on
+// one core as on several, instead of ending the process.
+func forBlocks(rows int, rngs []*rand.Rand, fn func(r0, r1 int, rng *rand.Rand) error) error {
+	f := func(r0, r1 int, rng *rand.Rand) error {
+		return guard.Call(func() error { return fn(r0, r1, rng) })
+	}
 	n := len(rngs)
 	workers := min(runtime.GOMAXPROCS(0), n)
 	if workers <= 1 {

@@ -73,24 +73,26 @@ func (m *RBM) sitePL(v, in []float64, i int, vals [][]float64, alt, g, e []float
 // by the number of visible units for a per-site value). Every conditional
 // is computed from the free-energy differences of the site's values, so the
 // cost is O(N q M) per row. The visible layer must be binary, spin or Potts.
+// It stops with DefaultContext's error when that context is cancelled.
 func (m *RBM) PseudoLikelihood(v *mat.Dense) ([]float64, error) {
-	return m.pl(context.Background(), nil, v)
+	return m.pl(DefaultContext(), nil, v)
 }
 
 // PseudoLikelihoodContext is PseudoLikelihood checking ctx between rows, so
 // a long evaluation (e.g. a full test set) can be interrupted.
 func (m *RBM) PseudoLikelihoodContext(ctx context.Context, v *mat.Dense) ([]float64, error) {
-	return m.pl(ctx, nil, v)
+	return m.pl(ContextOrDefault(ctx), nil, v)
 }
 
 // StochasticPseudoLikelihood returns, for each row of v, N·log P(v_i |
 // v_{-i}) for one site i drawn uniformly per row from rng: an unbiased
-// estimate of PseudoLikelihood at 1/N of the cost.
+// estimate of PseudoLikelihood at 1/N of the cost. It stops with
+// DefaultContext's error when that context is cancelled.
 func (m *RBM) StochasticPseudoLikelihood(rng *rand.Rand, v *mat.Dense) ([]float64, error) {
 	if rng == nil {
 		return nil, fmt.Errorf("rbm: StochasticPseudoLikelihood: nil rng")
 	}
-	return m.pl(context.Background(), rng, v)
+	return m.pl(DefaultContext(), rng, v)
 }
 
 func (m *RBM) pl(ctx context.Context, rng *rand.Rand, v *mat.Dense) ([]float64, error) {

@@ -59,6 +59,7 @@ func NewTempering(m *RBM, betas []float64, b int, seed uint64) (*Tempering, erro
 // Run performs n rounds (a sweep of every replica, then one swap pass),
 // checking ctx between rounds and reporting progress at most every 100 ms.
 func (t *Tempering) Run(ctx context.Context, n int, progress func(done, total int)) error {
+	ctx = ContextOrDefault(ctx)
 	last := time.Now()
 	for i := 0; i < n; i++ {
 		if err := ctx.Err(); err != nil {

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 
+	"github.com/harmonium-rbm/harmonium/rbmcore/rbm"
 	"gonum.org/v1/gonum/mat"
 	"gonum.org/v1/gonum/optimize/convex/lp"
 )
@@ -255,6 +256,7 @@ func scaled(p []float64, a float64) []float64 {
 // tried; the first that converges to a solution with Ω = K states is
 // returned.
 func BAMStart(ctx context.Context, p Problem, maxMargin bool, sym [][]int) (*Solution, *BAMMixture, error) {
+	ctx = rbm.ContextOrDefault(ctx)
 	if err := p.check(); err != nil {
 		return nil, nil, err
 	}

@@ -72,4 +72,10 @@
 // hidden-unit weights (Fig. 3B; clustering and singular values are in the
 // analysis package), and Solution.Predict maps a solution back to
 // per-unit N×M weights for comparison.
+//
+// # Contexts and callbacks
+//
+// The solvers check their context between iterations and read a nil one as
+// rbm.DefaultContext() (the running notebook cell's context in Harmonium).
+// SweepOptions.Progress is only ever called on the caller's goroutine.
 package replica

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 
+	"github.com/harmonium-rbm/harmonium/rbmcore/rbm"
 	"gonum.org/v1/gonum/mat"
 )
 
@@ -123,6 +124,7 @@ func spanWeights(cl *Classes, cv []float64) []float64 {
 // non-trivial branch, the branch is followed down from just below the
 // threshold). For Kγ ≥ λ_max(x) it returns W = 0.
 func SolveParamagnetic(ctx context.Context, p Problem) (*Solution, error) {
+	ctx = rbm.ContextOrDefault(ctx)
 	if err := p.check(); err != nil {
 		return nil, err
 	}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 
+	"github.com/harmonium-rbm/harmonium/rbmcore/rbm"
 	"gonum.org/v1/gonum/mat"
 )
 
@@ -112,6 +113,7 @@ type Solution struct {
 // the state search is repeated until the set of states is self-consistent.
 // Coinciding blocks (up to sign) are merged in the result.
 func Solve(ctx context.Context, p Problem, init []Block) (*Solution, error) {
+	ctx = rbm.ContextOrDefault(ctx)
 	if err := p.check(); err != nil {
 		return nil, err
 	}

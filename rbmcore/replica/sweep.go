@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"math"
 	"strings"
+
+	"github.com/harmonium-rbm/harmonium/rbmcore/rbm"
 )
 
 // SweepOptions tunes a continuation in γ. The zero value is usable.
@@ -116,6 +118,7 @@ var ErrBranchEnd = errors.New("solution branch ends")
 // bracketed within LocateTol. The problem options (α, mode, tolerances)
 // are those of start.
 func Sweep(ctx context.Context, start *Solution, gammas []float64, opt SweepOptions) (*Path, error) {
+	ctx = rbm.ContextOrDefault(ctx)
 	if start == nil {
 		return nil, fmt.Errorf("replica.Sweep: start solution is nil")
 	}

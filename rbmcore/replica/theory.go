@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 
+	"github.com/harmonium-rbm/harmonium/rbmcore/rbm"
 	"gonum.org/v1/gonum/mat"
 )
 
@@ -96,6 +97,7 @@ func BlocksFromCentres(cl *Classes, centres mat.Matrix, sizes []int) ([]Block, e
 // trained weights (the paper's Fig. 3B protocol): BlocksFromCentres, then
 // Solve with p.Classes.
 func SolveFromCentres(ctx context.Context, p Problem, centres mat.Matrix, sizes []int) (*Solution, error) {
+	ctx = rbm.ContextOrDefault(ctx)
 	bl, err := BlocksFromCentres(p.Classes, centres, sizes)
 	if err != nil {
 		return nil, err

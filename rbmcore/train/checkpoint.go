@@ -75,6 +75,7 @@ func (r *run) saveCheckpoint(path string) error {
 // resumed run is statistically, not bitwise, identical to an uninterrupted
 // one.
 func (t *Trainer) Resume(ctx context.Context, path string, m *rbm.RBM, set *data.Set) (*History, error) {
+	ctx = rbm.ContextOrDefault(ctx)
 	raw, err := os.ReadFile(path)
 	if err != nil {
 		return nil, fmt.Errorf("train: %w", err)

@@ -172,7 +172,7 @@ func newMonitor(t *Trainer, train *data.Set) (*monitor, error) {
 }
 
 // afterUpdate records the per-update pseudo-likelihood when asked for.
-func (mo *monitor) afterUpdate(r *run) error {
+func (mo *monitor) afterUpdate(ctx context.Context, r *run) error {
 	if mo.cfg.UpdatePL <= 0 {
 		return nil
 	}
@@ -185,7 +185,7 @@ func (mo *monitor) afterUpdate(r *run) error {
 	for k, i := range idx {
 		copy(sub.RawRowView(k), mo.eval.RawRowView(i))
 	}
-	pl, err := pseudoLikelihood(context.Background(), r.m, sub)
+	pl, err := pseudoLikelihood(ctx, r.m, sub)
 	if err != nil {
 		return fmt.Errorf("train: update %d: %w", r.updates, err)
 	}

@@ -14,6 +14,12 @@
 // parameters are kept), stops within one minibatch when its context is
 // cancelled (the model is left at the last completed update) and can write
 // checkpoints that Resume continues from.
+//
+// Guarantees: a nil context is rbm.DefaultContext() (the running notebook
+// cell's context in Harmonium), and the callbacks (Schedule, OnUpdate,
+// OnEpoch, Progress) are only ever called on the goroutine that called Fit
+// or Resume, between updates, so a panic in one unwinds through Fit like any
+// other and leaves the model at the last completed update.
 package train
 
 import (
@@ -233,6 +239,7 @@ type run struct {
 // is returned with the error; the model then holds the parameters of the
 // last completed (and valid) update.
 func (t *Trainer) Fit(ctx context.Context, m *rbm.RBM, set *data.Set) (*History, error) {
+	ctx = rbm.ContextOrDefault(ctx)
 	r, err := t.newRun(m, set)
 	if err != nil {
 		return nil, err
@@ -340,7 +347,7 @@ func (r *run) loop(ctx context.Context) (*History, error) {
 			if r.t.Progress != nil {
 				r.t.Progress(r.updates, total)
 			}
-			if err := r.monitor.afterUpdate(r); err != nil {
+			if err := r.monitor.afterUpdate(ctx, r); err != nil {
 				return r.hist, err
 			}
 		}

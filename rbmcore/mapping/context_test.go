@@ -1,0 +1,117 @@
+package mapping
+
+import (
+	"context"
+	"errors"
+	"math/rand/v2"
+	"runtime"
+	"strings"
+	"testing"
+
+	"github.com/harmonium-rbm/harmonium/rbmcore/rbm"
+	"gonum.org/v1/gonum/mat"
+)
+
+// dreluModel is a random binary–dReLU model: its Pairwise goes through the
+// elementwise worker goroutines.
+func dreluModel(n, m int, hidden rbm.Layer) *rbm.RBM {
+	if hidden == nil {
+		hidden = rbm.DReLU(m)
+	}
+	model := rbm.New(rbm.Binary(n), hidden, rbm.Seed(4))
+	rng := rand.New(rand.NewPCG(4, 4))
+	for i := range model.W.RawMatrix().Data {
+		model.W.RawMatrix().Data[i] = 0.3 * rng.NormFloat64()
+	}
+	return model
+}
+
+func TestDefaultContext(t *testing.T) {
+	m := dreluModel(60, 8, nil)
+	small := dreluModel(8, 3, nil)
+	mp, err := New(m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, err := mp.Pairwise(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := mp.Pairwise(nil)
+	if err != nil || !mat.Equal(got, want) {
+		t.Fatalf("Pairwise(nil) with the background default: err = %v, equal = %v", err, err == nil && mat.Equal(got, want))
+	}
+	calls := map[string]func() error{
+		"Pairwise":             func() error { _, err := Pairwise(m); return err },
+		"Mapper.Pairwise(nil)": func() error { _, err := mp.Pairwise(nil); return err },
+		"Fields":               func() error { _, err := Fields(m); return err },
+		"All":                  func() error { _, err := All(small, 3); return err },
+		"Mapper.Triplets(nil)": func() error { _, err := mp.Triplets(nil, []int{0, 1, 2, 3, 4}); return err },
+		"Mapper.All(nil)":      func() error { _, err := mp.All(nil, 2); return err },
+		"StrengthByOrder(nil)": func() error { _, err := mp.StrengthByOrder(nil, 2, 10, rand.New(rand.NewPCG(1, 1))); return err },
+	}
+	for name, call := range calls {
+		if err := call(); err != nil {
+			t.Errorf("%s with the background default: %v", name, err)
+		}
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	prev := rbm.SetDefaultContext(func() context.Context { return ctx })
+	defer rbm.SetDefaultContext(prev)
+	for name, call := range calls {
+		if err := call(); !errors.Is(err, context.Canceled) {
+			t.Errorf("%s with a cancelled default context: err = %v, want context.Canceled", name, err)
+		}
+	}
+}
+
+// panicUnits is a user-defined hidden layer (unknown to the mapping, so
+// handled through its CGF) whose UnitCGF panics when called on the rows of
+// the worker goroutines.
+type panicUnits struct {
+	*rbm.DReLULayer
+	n int
+}
+
+func (p panicUnits) Kind() string { return "custom" }
+
+func (p panicUnits) UnitCGF(u int, in, out []float64) {
+	if len(in) < p.n {
+		panic("user layer bug")
+	}
+	p.DReLULayer.UnitCGF(u, in, out)
+}
+
+func TestPanicsInWorkersAndCallbacks(t *testing.T) {
+	const n = 40
+	m := dreluModel(n, 4, panicUnits{rbm.DReLU(4), n})
+	if _, err := Pairwise(m); err == nil || !strings.Contains(err.Error(), "user layer bug") {
+		t.Fatalf("Pairwise with a layer panicking in the workers: err = %v, want the panic as an error", err)
+	}
+
+	mp, err := New(dreluModel(300, 40, nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	before := runtime.NumGoroutine()
+	mp.Progress = func(done, total int) { panic("progress bug") }
+	for name, call := range map[string]func(){
+		"Pairwise": func() { _, _ = mp.Pairwise(context.Background()) },
+		"Fields":   func() { _, _ = mp.Fields() },
+	} {
+		recovered := func() (r any) {
+			defer func() { r = recover() }()
+			call()
+			return nil
+		}()
+		if recovered != "progress bug" {
+			t.Errorf("%s: recovered %v on the caller's goroutine, want \"progress bug\"", name, recovered)
+		}
+		// The workers were stopped before the panic went on (one goroutine
+		// closing the finished channel may remain for a moment).
+		if after := runtime.NumGoroutine(); after > before+1 {
+			t.Errorf("%s: %d goroutines after the panic, %d before: workers outlived the call", name, after, before)
+		}
+	}
+}
