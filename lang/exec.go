@@ -8,6 +8,7 @@ import (
 	"go/parser"
 	"go/scanner"
 	"go/token"
+	"go/types"
 	"reflect"
 	"regexp"
 	"runtime"
@@ -350,7 +351,26 @@ func (s *Session) recordDecl(text string) {
 // evalStmts rewrites and evaluates a run of statements. final tells that the
 // run ends the cell, so a trailing expression's value is the cell's result.
 func (s *Session) evalStmts(ctx context.Context, c *cell, src string, items []item, final bool) *Error {
-	prog, r, finalStmt, e := s.prepareStmts(c, src, items, final)
+	prog, r, finalStmt, e := s.prepareStmts(c, src, items, final, "", "")
+	if e != nil {
+		e = s.explainUndefined(src, items, e)
+	}
+	if e != nil && globalTypeFailure(e) {
+		if len(items) > 1 {
+			// Nothing of the run has executed: evaluate it statement by
+			// statement, so that only the statements yaegi cannot type at
+			// the top level take the slower path below.
+			for i := range items {
+				if e := s.evalStmts(ctx, c, src, items[i:i+1], final && i == len(items)-1); e != nil {
+					return e
+				}
+			}
+			return nil
+		}
+		if names := definedNames(src[items[0].start:items[0].end]); len(names) > 0 {
+			return s.evalBoxed(ctx, c, src, items[0], names)
+		}
+	}
 	if e != nil {
 		return e
 	}
@@ -366,8 +386,124 @@ func (s *Session) evalStmts(ctx context.Context, c *cell, src string, items []it
 	return nil
 }
 
-// prepareStmts parses, rewrites and compiles a run of statements.
-func (s *Session) prepareStmts(c *cell, src string, items []item, final bool) (*interp.Program, *rewriter, *ast.ExprStmt, *Error) {
+// globalTypeFailure reports whether e is yaegi failing to type a variable
+// declared by a top-level statement. Its global type analysis, which types
+// top-level `x := e` and `var x = e` before compiling them, cannot type some
+// expressions the compiler proper handles: indexing a slice or map of a
+// compiled type (ts[0] for ts of mapping.All) loops ("constant definition
+// loop") or crashes (ts[0] + 1), and so does an undefined name.
+func globalTypeFailure(e *Error) bool {
+	return e.Name == "CompileError" && (strings.Contains(e.Value, "constant definition loop") || strings.HasPrefix(e.Value, compilerCrash))
+}
+
+// evalBoxed evaluates a top-level declaration `a, b := e1, e2` (or var) of
+// the variables names that yaegi's global type analysis cannot type (see
+// globalTypeFailure): the statement runs in a function literal, where yaegi
+// types it, which hands pointers to its variables to a native helper; each
+// value is then published as a variable of the helper package, whose type
+// yaegi knows, and the globals are declared from those (a := __hm.V7), so
+// they get the values and the types of the original statement.
+func (s *Session) evalBoxed(ctx context.Context, c *cell, src string, it item, names []string) *Error {
+	var boxed []any
+	if err := s.in.Use(interp.Exports{hmPath + "/hm": {"Box": reflect.ValueOf(func(ps ...any) { boxed = ps })}}); err != nil {
+		return &Error{Name: "CompileError", Value: fmt.Sprintf("cell:%d:%d: declaring %s: %v", it.line, it.col, strings.Join(names, ", "), err)}
+	}
+	var addrs []string
+	for _, n := range names {
+		addrs = append(addrs, "&"+n)
+	}
+	prog, _, _, e := s.prepareStmts(c, src, []item{it}, false, "func() {", "\n__hm.Box("+strings.Join(addrs, ", ")+")\n}()")
+	if e != nil {
+		return s.explainUndefined(src, []item{it}, e)
+	}
+	if _, e := s.execute(ctx, prog, src); e != nil {
+		return e
+	}
+	if len(boxed) != len(names) {
+		return &Error{Name: "CompileError", Value: fmt.Sprintf("cell:%d:%d: declaring %s: the interpreter lost the values", it.line, it.col, strings.Join(names, ", "))}
+	}
+	holders := map[string]reflect.Value{}
+	var decls []string
+	for i, n := range names {
+		p := reflect.ValueOf(boxed[i])
+		if p.Kind() != reflect.Pointer || p.IsNil() {
+			return &Error{Name: "CompileError", Value: fmt.Sprintf("cell:%d:%d: declaring %s: the interpreter lost its value", it.line, it.col, n)}
+		}
+		s.counter++
+		key := fmt.Sprintf("V%d", s.counter)
+		holders[key] = p.Elem()
+		decls = append(decls, fmt.Sprintf("%s := __hm.%s", n, key))
+	}
+	// The holders keep no reference once copied into the globals.
+	defer func() {
+		for _, h := range holders {
+			h.Set(reflect.Zero(h.Type()))
+		}
+	}()
+	if err := s.in.Use(interp.Exports{hmPath + "/hm": holders}); err != nil {
+		return &Error{Name: "CompileError", Value: fmt.Sprintf("cell:%d:%d: declaring %s: %v", it.line, it.col, strings.Join(names, ", "), err)}
+	}
+	_, e = s.eval(ctx, "\n;"+lineDirective(it.line, it.col)+strings.Join(decls, "; "), src)
+	return e
+}
+
+// explainUndefined replaces a compile error that yaegi gives for an
+// undefined name in some constructs ("constant definition loop", "nil type",
+// "incomplete type", a compiler crash) by "undefined: name". (Its global type
+// analysis also registers such a name as an incomplete type, hence the
+// confusing messages of later cells using it.)
+func (s *Session) explainUndefined(src string, items []item, e *Error) *Error {
+	if e.Name != "CompileError" || !(globalTypeFailure(e) || strings.Contains(e.Value, "nil type") || strings.Contains(e.Value, "incomplete type")) {
+		return e
+	}
+	start := items[0].start
+	name, off, ok := s.undefinedName(src[start:items[len(items)-1].end])
+	if !ok {
+		return e
+	}
+	line, col := lineCol(src, start+off)
+	msg := fmt.Sprintf("cell:%d:%d: undefined: %s", line, col, name)
+	return &Error{Name: "CompileError", Value: msg, Traceback: withSource(src, "CompileError: "+msg)}
+}
+
+// undefinedName finds an identifier of statement text that names nothing:
+// not a local of the text, a global, a declaration or import of the session,
+// nor a predeclared name. off is its offset in text.
+func (s *Session) undefinedName(text string) (name string, off int, ok bool) {
+	fset := token.NewFileSet()
+	f, err := parser.ParseFile(fset, "", chunkPrefix+text+"\n}", 0)
+	if err != nil {
+		return "", 0, false
+	}
+	keys := map[*ast.Ident]bool{} // field names in struct literals
+	ast.Inspect(f, func(n ast.Node) bool {
+		if kv, ok := n.(*ast.KeyValueExpr); ok {
+			if id, ok := kv.Key.(*ast.Ident); ok {
+				keys[id] = true
+			}
+		}
+		return true
+	})
+	globals := s.globals()
+	for _, id := range f.Unresolved {
+		n := id.Name
+		if keys[id] || types.Universe.Lookup(n) != nil || strings.HasPrefix(n, "__hm") || n == "_" {
+			continue
+		}
+		if _, known := globals[n]; known {
+			continue
+		}
+		if s.imports[n] != "" || s.decls[n] != "" || s.types[n] != nil {
+			continue
+		}
+		return n, fset.Position(id.Pos()).Offset - len(chunkPrefix), true
+	}
+	return "", 0, false
+}
+
+// prepareStmts parses, rewrites and compiles a run of statements; pre and
+// post, if not empty, are code around them (on lines of their own).
+func (s *Session) prepareStmts(c *cell, src string, items []item, final bool, pre, post string) (*interp.Program, *rewriter, *ast.ExprStmt, *Error) {
 	start, end := items[0].start, items[len(items)-1].end
 	text := src[start:end]
 	file, body, err := parseChunk(text)
@@ -389,7 +525,7 @@ func (s *Session) prepareStmts(c *cell, src string, items []item, final bool) (*
 			return "", nil, &Error{Name: "CompileError", Value: msg, Traceback: withSource(src, "CompileError: "+msg)}
 		}
 		line, col := lineCol(src, start)
-		return "\n;" + lineDirective(line, col) + r.ed.text(), r, nil
+		return "\n;" + pre + lineDirective(line, col) + r.ed.text() + post, r, nil
 	}
 	code, r, e := build(false)
 	if e != nil {
@@ -482,6 +618,8 @@ func exprString(e ast.Expr) string {
 	return ""
 }
 
+const compilerCrash = "the interpreter failed compiling this cell (a yaegi limitation; try writing the construct differently): "
+
 // compile compiles code, turning compile errors and compiler panics into a
 // CompileError.
 func (s *Session) compile(code, src string) (prog *interp.Program, e *Error) {
@@ -490,7 +628,7 @@ func (s *Session) compile(code, src string) (prog *interp.Program, e *Error) {
 			s.yerr.takeFrames()
 			msg := cellPos(fmt.Sprint(r))
 			if !strings.HasPrefix(msg, "cell:") {
-				msg = "the interpreter failed compiling this cell (a yaegi limitation; try writing the construct differently): " + msg
+				msg = compilerCrash + msg
 			}
 			prog, e = nil, &Error{Name: "CompileError", Value: msg, Traceback: []string{"CompileError: " + msg}}
 		}

@@ -221,7 +221,7 @@ func (s *Session) compileStmts(c *cell, src string) (*interp.Program, *Error) {
 	if len(items) == 0 {
 		return nil, usage("%%timeit needs code to time")
 	}
-	prog, _, _, e := s.prepareStmts(c, src, items, false)
+	prog, _, _, e := s.prepareStmts(c, src, items, false, "", "")
 	return prog, e
 }
 

@@ -162,12 +162,19 @@ func (r *rewriter) rewrite(final *ast.ExprStmt) {
 		case *ast.GoStmt:
 			r.goStmt(x)
 		case *ast.AssignStmt:
+			if len(x.Lhs) > 1 && len(x.Lhs) == len(x.Rhs) {
+				r.parallelValues(x.Rhs)
+			}
 			for i, rhs := range x.Rhs {
 				if i < len(x.Lhs) && isDisplayCall(rhs) {
 					if id, ok := x.Lhs[i].(*ast.Ident); ok {
 						r.handles = append(r.handles, id.Name)
 					}
 				}
+			}
+		case *ast.ValueSpec:
+			if len(x.Names) > 1 && len(x.Names) == len(x.Values) {
+				r.parallelValues(x.Values)
 			}
 		case *ast.CallExpr:
 			r.call(x, stack, blockStmts, &minmax)
@@ -195,6 +202,28 @@ func (r *rewriter) rewrite(final *ast.ExprStmt) {
 	if final != nil && r.wrapFinal {
 		r.ed.insert(r.off(final.X.Pos()), "__hmResult(")
 		r.ed.insert(r.off(final.X.End()), ")")
+	}
+}
+
+// parallelValues parenthesises the calls, composite literals and receives
+// among the values of a parallel assignment or declaration (a, b = 1, f()).
+// yaegi v0.16.1 lets such a value be stored straight into its destination
+// and then skips the whole statement's assignment, so the other variables
+// kept their old values (a, b := 1, []int{2} left a at 0); a parenthesised
+// value is computed into its own slot and assigned with the others.
+func (r *rewriter) parallelValues(values []ast.Expr) {
+	for _, v := range values {
+		switch x := v.(type) {
+		case *ast.CallExpr, *ast.CompositeLit:
+		case *ast.UnaryExpr:
+			if x.Op != token.ARROW {
+				continue
+			}
+		default:
+			continue
+		}
+		r.ed.insert(r.off(v.Pos()), "(")
+		r.ed.insert(r.off(v.End()), ")")
 	}
 }
 

@@ -1,0 +1,149 @@
+package lang
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/harmonium-rbm/harmonium/rbmcore/mapping"
+	"github.com/harmonium-rbm/harmonium/rbmcore/rbm"
+)
+
+// step is one cell of a notebook scenario and what it must print.
+type step struct {
+	code, stdout string
+}
+
+// runSteps runs the cells of a scenario in a fresh session, in order,
+// checking each one's standard output.
+func runSteps(t *testing.T, steps []step) {
+	t.Helper()
+	s := newSession(t)
+	for i, st := range steps {
+		rec, res := run(t, s, st.code)
+		if res.Err != nil {
+			t.Fatalf("cell %d %q failed: %s: %s\n%s", i+1, st.code, res.Err.Name, res.Err.Value, strings.Join(res.Err.Traceback, "\n"))
+		}
+		if got := rec.stdout.String(); got != st.stdout {
+			t.Fatalf("cell %d %q printed %q, want %q (stderr %q)", i+1, st.code, got, st.stdout, rec.stderr.String())
+		}
+	}
+}
+
+// Typical notebook code at the top level of cells: values of compiled types
+// (indexed, destructured, their fields), assignments from inside compound
+// statements, closures, re-run cells.
+func TestTopLevelNotebookCode(t *testing.T) {
+	t.Run("index results of compiled functions", func(t *testing.T) {
+		runSteps(t, []step{
+			// yaegi's global type analysis could not type ts[0] for a
+			// slice of a compiled type: "constant definition loop".
+			{"import \"strings\"\nts := strings.Fields(\"a b c\")\nt0 := ts[0]\nprintln(t0, len(ts))", "a 3\n"},
+			{"t1 := ts[1] + \"!\"\nprintln(t1)", "b!\n"}, // used to crash the compiler
+			{"var t2 = ts[2]\nfirst, last := ts[0], ts[len(ts)-1]\nprintln(t2, first, last)", "c a c\n"},
+			{"w := strings.Fields(\"x y\")[1]\nn := len(w)\nprintln(w, n)", "y 1\n"},
+			{"import \"net/url\"\nv := url.Values{\"k\": {\"p\", \"q\"}}\nks := v[\"k\"]\nks = append(ks, \"r\")\nprintln(len(ks), ks[2])", "3 r\n"},
+			// The variables are ordinary globals: typed, assignable, captured.
+			{"t0 = t0 + t1\nget := func() string { return t0 }\nt0 += \"?\"\nprintln(get(), len(t0))", "ab!? 4\n"},
+			// A failing declaration does not spoil later ones.
+			{"y0 := 3\nprintln(y0)", "3\n"},
+		})
+	})
+	t.Run("rbmcore terms", func(t *testing.T) {
+		// The values are those of the compiled library called from Go.
+		m := rbm.New(rbm.Binary(4), rbm.Binary(3), rbm.Seed(1))
+		ts, err := mapping.All(m, 2)
+		if err != nil || len(ts) < 2 {
+			t.Fatalf("mapping.All: %v, %d terms", err, len(ts))
+		}
+		want := fmt.Sprintf("%d %v %v true\n", len(ts), ts[0].Sites, ts[0].Value)
+		cell := "m := rbm.New(rbm.Binary(4), rbm.Binary(3), rbm.Seed(1))\nts, err := mapping.All(m, 2)\nt0 := ts[0]\nfmt.Println(len(ts), t0.Sites, t0.Value, err == nil)"
+		runSteps(t, []step{
+			{"import \"fmt\"\n" + cell, want},
+			{cell, want}, // re-running the cell
+			{"total := 0.0\nfor _, tt := range ts { total += tt.Value }\nlast := ts[len(ts)-1]\nfmt.Printf(\"%.12g %v\\n\", total, last.Sites)",
+				fmt.Sprintf("%.12g %v\n", sum(ts), ts[len(ts)-1].Sites)},
+			{"sites := ts[1].Sites\nfmt.Println(sites, len(sites) == len(ts[1].Sites))", fmt.Sprintf("%v true\n", ts[1].Sites)},
+		})
+	})
+	t.Run("multi-value := from compiled calls", func(t *testing.T) {
+		runSteps(t, []step{
+			{"import \"strconv\"\nv, err := strconv.Atoi(\"12\")\nprintln(v+1, err == nil)", "13 true\n"},
+			{"v, err = strconv.Atoi(\"x\")\nprintln(v, err != nil)", "0 true\n"},
+			{"import \"strings\"\nbefore, after, found := strings.Cut(\"k=v\", \"=\")\nprintln(before, after, found)", "k v true\n"},
+			{"q, r := 17/5, 17%5\nprintln(q, r)", "3 2\n"},
+		})
+	})
+	t.Run("fields of compiled types and slices of compiled structs", func(t *testing.T) {
+		runSteps(t, []step{
+			{"import \"image\"\nr := image.Rect(0, 0, 4, 3)\nw, h := r.Dx(), r.Max.Y\nprintln(w, h)", "4 3\n"},
+			{"pts := []image.Point{{1, 2}, {3, 4}}\np1 := pts[1]\npts[0].X = 9\nprintln(p1.X, p1.Y, pts[0].X)", "3 4 9\n"},
+			{"sx := 0\nfor _, p := range pts { sx += p.X }\nprintln(sx)", "12\n"},
+			{"ps := make([]image.Point, 2)\nps[1] = p1.Add(image.Pt(1, 1))\nq := ps[1]\nprintln(q.X, q.Y)", "4 5\n"},
+			{"corner := r.Max\ncorner.X++\nprintln(corner.X, r.Max.X)", "5 4\n"},
+		})
+	})
+	t.Run("assignments inside top-level compound statements", func(t *testing.T) {
+		runSteps(t, []step{
+			// Lost ints: yaegi skipped a parallel assignment holding a
+			// composite literal.
+			{"a, b, c, d := 1, 2, []int{3}, 4\nif true { a, b, c, d = 5, 6, []int{7}, 8 }\nprintln(a, b, c[0], d)", "5 6 7 8\n"},
+			{"if a > 0 { a, c = a*10, append(c, 1) }\nprintln(a, len(c))", "50 2\n"},
+			{"s, f, str := 0, 0.5, \"\"\nfor i := 0; i < 3; i++ { s += i; f *= 2; str += \"x\" }\nprintln(s, f, str)", "3 4 xxx\n"},
+			{"for i := range 2 { s, str = s+i, str+\"y\" }\nprintln(s, str)", "4 xxxyy\n"},
+			{"switch { case s > 3: f, c = -1, []int{0} }\nprintln(f, len(c))", "-1 1\n"},
+			{"import \"strings\"\nws := strings.Fields(\"u v\")\nw0 := ws[0]\nif len(ws) > 1 { w0 = ws[1] }\nprintln(w0)", "v\n"},
+			{"ch := make(chan int, 1)\nch <- 7\nk, l := 1, <-ch\nprintln(k, l)", "1 7\n"},
+		})
+	})
+	t.Run("parallel assignments in functions", func(t *testing.T) {
+		runSteps(t, []step{
+			{"type P struct{ X int }\nfunc g() []int { return []int{6} }\nfunc f() (int, []int, *P) {\n\tvar a int\n\tvar b []int\n\tvar p *P\n\ta, b = 8, g()\n\tc, d := 2, []int{3}\n\tvar e, h = 4, P{5}\n\ta, p = a+c+d[0]+e, &P{h.X}\n\treturn a, b, p\n}\nx, y, z := f()\nprintln(x, y[0], z.X)", "17 6 5\n"},
+			{"xs := []int{1, 2}\nxs[0], xs[1] = xs[1], xs[0]\nm, n := 1, 2\nm, n = n, m\nprintln(xs[0], xs[1], m, n)", "2 1 2 1\n"},
+		})
+	})
+	t.Run("closures capturing top-level variables", func(t *testing.T) {
+		runSteps(t, []step{
+			{"n, hist := 0, []int{}\ninc := func() { n++; hist = append(hist, n) }\ninc()\ninc()\nprintln(n, len(hist))", "2 2\n"},
+			{"for i := 0; i < 3; i++ { inc() }\nif n == 5 { inc() }\nprintln(n, hist[len(hist)-1])", "6 6\n"},
+			{"import \"strings\"\nparts := strings.Split(\"p,q\", \",\")\np0 := parts[0]\nshow := func() string { return p0 + parts[1] }\np0 = \"z\"\nprintln(show())", "zq\n"},
+		})
+	})
+	t.Run("re-running a cell", func(t *testing.T) {
+		cell := "import \"strings\"\nacc := 0\nws := strings.Fields(\"aa b\")\nw := ws[0]\nfor _, x := range ws { acc += len(x) }\nif acc > 0 { acc, w = acc*2, w+\"!\" }\nprintln(acc, w)"
+		runSteps(t, []step{{cell, "6 aa!\n"}, {cell, "6 aa!\n"}, {"println(acc, w)", "6 aa!\n"}})
+	})
+}
+
+// An undefined name in a top-level declaration is reported as such, also in
+// later cells (yaegi's global type analysis registers it as an incomplete
+// type, which made later uses fail with "nil type"), and does not prevent
+// declaring it afterwards.
+func TestTopLevelUndefinedNames(t *testing.T) {
+	s := newSession(t)
+	for _, c := range []struct{ code, want string }{
+		{"y := undefinedThing[0]", "cell:1:6: undefined: undefinedThing"},
+		{"func() { z := undefinedThing[0]; _ = z }()", "cell:1:15: undefined: undefinedThing"},
+		{"x := new(bytes.Buffer)", "cell:1:10: undefined: bytes"},
+		{"import \"strings\"\nws := strings.Fields(\"a\")\nw := ws[0] + nope", "cell:3:14: undefined: nope"},
+	} {
+		_, res := run(t, s, c.code)
+		if res.Err == nil || res.Err.Name != "CompileError" || res.Err.Value != c.want {
+			t.Errorf("%q: error %+v, want CompileError %q", c.code, res.Err, c.want)
+		}
+	}
+	// Names declared in every way a cell can are known to the check.
+	mustRun(t, s, "type Q struct{ S string }\nconst k = 1\nvar g = \"g\"\nfunc h(s string) string { return s + \"!\" }")
+	rec, _ := mustRun(t, s, "import \"bytes\"\nundefinedThing := []string{\"u\"}\ny := undefinedThing[k-1] + h(\"a\") + Q{S: g}.S\nx := new(bytes.Buffer)\nprintln(y, x.Len())")
+	if got := rec.stdout.String(); got != "ua!g 0\n" {
+		t.Errorf("after the errors: printed %q", got)
+	}
+}
+
+func sum(ts []mapping.Term) float64 {
+	s := 0.0
+	for _, t := range ts {
+		s += t.Value
+	}
+	return s
+}
