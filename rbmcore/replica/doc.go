@@ -60,8 +60,12 @@
 // bootstraps the small-γ BAM phase (Eqs. 24–26) with the linear programme of
 // Appendix J (gonum optimize/convex/lp), optionally restricted to mixtures
 // symmetric under the data's symmetries (Tree.Automorphisms). When a branch
-// ceases to exist (its states lose stability at a fold, as the BAM branch
-// does at the first transition of Fig. 4A) Sweep stops with ErrBranchEnd.
+// ceases to be self-consistent (its states lose stability, as the BAM branch
+// does at the first transition of Fig. 4A), Sweep switches to the branch
+// whose weights are symmetric within the merging clusters of data points if
+// SweepOptions.Symmetry gives the data symmetries (an Event of kind "jump";
+// see branch.go for the derivation), and otherwise stops with ErrBranchEnd;
+// with it one sweep up from the BAM phase passes both transitions of Fig. 4A.
 // Tree describes hierarchical data (Section VI) with its exact overlap
 // (Eq. 27) and exact N → ∞ class table.
 //

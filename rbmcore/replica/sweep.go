@@ -20,13 +20,20 @@ type SweepOptions struct {
 	MinStep float64
 	// Progress, when non-nil, is called after each requested γ is reached.
 	Progress func(done, total int)
+	// Symmetry, when non-nil, holds permutations of the data points under
+	// which the data are symmetric (e.g. Tree.Automorphisms; perm[k] =
+	// image of point k). At the end of a branch (a fold, where the states
+	// lose stability) Sweep then switches to the branch whose weights share
+	// the symmetry of the surviving states and reports an Event of kind
+	// "jump"; without it, or if that fails, Sweep stops with ErrBranchEnd.
+	Symmetry [][]int
 }
 
 // Event is a structural change between two consecutive solutions of a
 // sweep, bracketed in [Lo, Hi] (in sweep order: the change happens between
 // γ = Lo and γ = Hi).
 type Event struct {
-	Kind   string // "states", "blocks", "rank", "overlaps", "spontaneous", "zero", "end"
+	Kind   string // "states", "blocks", "rank", "overlaps", "spontaneous", "zero", "jump", "end"
 	Lo, Hi float64
 	Detail string // e.g. "Ω 6 → 2"
 }
@@ -106,8 +113,9 @@ var errRefine = errors.New("step too coarse")
 // ceases to exist: its thermodynamic states lose stability and no
 // self-consistent set of states continues it (a fold, where trained weights
 // would jump to another branch, e.g. at the first transition of Fig. 4A when
-// sweeping up from the BAM phase). The path up to the fold is returned with
-// an Event of kind "end"; another branch must be started explicitly.
+// sweeping up from the BAM phase, unless SweepOptions.Symmetry lets Sweep
+// switch branches). The path up to the fold is returned with an Event of
+// kind "end"; another branch must be started explicitly.
 var ErrBranchEnd = errors.New("solution branch ends")
 
 // Sweep continues the solution start through the requested values of γ
@@ -152,6 +160,17 @@ func Sweep(ctx context.Context, start *Solution, gammas []float64, opt SweepOpti
 					return path, fmt.Errorf("replica.Sweep: interrupted at γ = %g: %w", cur.Problem.Gamma, ctx.Err())
 				}
 				if errors.Is(err, errOscillate) && dg <= opt.LocateTol {
+					if opt.Symmetry != nil {
+						next, detail, err2 := switchBranch(ctx, cur, g, opt.Symmetry)
+						if err2 == nil {
+							path.Steps++
+							path.Events = append(path.Events, Event{Kind: "jump", Lo: cur.Problem.Gamma, Hi: g, Detail: detail})
+							path.Events = append(path.Events, signatureOf(cur).events(signatureOf(next), cur.Problem.Gamma, g)...)
+							prev, cur = nil, next
+							continue
+						}
+						err = fmt.Errorf("%v; branch switch failed: %w", err, err2)
+					}
 					path.Events = append(path.Events, Event{Kind: "end", Lo: cur.Problem.Gamma, Hi: g, Detail: "branch ends: its states lose stability (fold)"})
 					return path, fmt.Errorf("replica.Sweep: %w at γ ∈ [%g, %g]: %v", ErrBranchEnd, cur.Problem.Gamma, g, err)
 				}
