@@ -231,6 +231,12 @@ func (mp *Mapper) pairwiseElementwise(ctx context.Context, j []float64) error {
 					k0 := b * pairBlock
 					k1 := min(k0+pairBlock, n)
 					for mu := range preps {
+						// A block costs O(pairBlock·N·M) unit
+						// evaluations: seconds for large models, so
+						// the context is checked per unit.
+						if ctx.Err() != nil {
+							return nil
+						}
 						mp.pairUnit(c, &preps[mu], mu, k0, k1, j)
 					}
 					done.Add(1)
