@@ -406,7 +406,7 @@ func globalTypeFailure(e *Error) bool {
 func (s *Session) evalBoxed(ctx context.Context, c *cell, src string, it item, names []string) *Error {
 	var boxed []any
 	if err := s.in.Use(interp.Exports{hmPath + "/hm": {"Box": reflect.ValueOf(func(ps ...any) { boxed = ps })}}); err != nil {
-		return &Error{Name: "CompileError", Value: fmt.Sprintf("cell:%d:%d: declaring %s: %v", it.line, it.col, strings.Join(names, ", "), err)}
+		return compileError(src, fmt.Errorf("cell:%d:%d: declaring %s: %w", it.line, it.col, strings.Join(names, ", "), err))
 	}
 	var addrs []string
 	for _, n := range names {
@@ -420,14 +420,14 @@ func (s *Session) evalBoxed(ctx context.Context, c *cell, src string, it item, n
 		return e
 	}
 	if len(boxed) != len(names) {
-		return &Error{Name: "CompileError", Value: fmt.Sprintf("cell:%d:%d: declaring %s: the interpreter lost the values", it.line, it.col, strings.Join(names, ", "))}
+		return compileError(src, fmt.Errorf("cell:%d:%d: declaring %s: the interpreter lost the values", it.line, it.col, strings.Join(names, ", ")))
 	}
 	holders := map[string]reflect.Value{}
 	var decls []string
 	for i, n := range names {
 		p := reflect.ValueOf(boxed[i])
 		if p.Kind() != reflect.Pointer || p.IsNil() {
-			return &Error{Name: "CompileError", Value: fmt.Sprintf("cell:%d:%d: declaring %s: the interpreter lost its value", it.line, it.col, n)}
+			return compileError(src, fmt.Errorf("cell:%d:%d: declaring %s: the interpreter lost its value", it.line, it.col, n))
 		}
 		s.counter++
 		key := fmt.Sprintf("V%d", s.counter)
@@ -441,7 +441,7 @@ func (s *Session) evalBoxed(ctx context.Context, c *cell, src string, it item, n
 		}
 	}()
 	if err := s.in.Use(interp.Exports{hmPath + "/hm": holders}); err != nil {
-		return &Error{Name: "CompileError", Value: fmt.Sprintf("cell:%d:%d: declaring %s: %v", it.line, it.col, strings.Join(names, ", "), err)}
+		return compileError(src, fmt.Errorf("cell:%d:%d: declaring %s: %w", it.line, it.col, strings.Join(names, ", "), err))
 	}
 	_, e = s.eval(ctx, "\n;"+lineDirective(it.line, it.col)+strings.Join(decls, "; "), src)
 	return e
@@ -462,8 +462,7 @@ func (s *Session) explainUndefined(src string, items []item, e *Error) *Error {
 		return e
 	}
 	line, col := lineCol(src, start+off)
-	msg := fmt.Sprintf("cell:%d:%d: undefined: %s", line, col, name)
-	return &Error{Name: "CompileError", Value: msg, Traceback: withSource(src, "CompileError: "+msg)}
+	return compileError(src, fmt.Errorf("cell:%d:%d: undefined: %s", line, col, name))
 }
 
 // undefinedName finds an identifier of statement text that names nothing:
