@@ -55,6 +55,11 @@ func TestRewrites(t *testing.T) {
 		{"for i := range len(xs) { s += i }", "for i, __hmN1 := 0, int(len(xs)); i < __hmN1; i++ { s += i }"},
 		{"a := min(3, 1.5, 2)", "a := (1.5)"},
 		{"a := max(1, 2.5)", "a := (2.5)"},
+		// Calls, composite literals and receives in parallel assignments.
+		{"a, b, c = 1, f(x), []int{2}", "a, b, c = 1, (f(x)), ([]int{2})"},
+		{"var a, b = <-ch, x", "var a, b = (<-ch), x"},
+		{"a, b := g()", "a, b := g()"},
+		{"a, b := min(x, 1), 2", "__hmT1 := x; if 1 < __hmT1 { __hmT1 = 1 }; a, b := (__hmT1), 2"},
 		{"a := min(1, 2.5)", "a := (1 + 0.0)"},
 		{`a := min("b", "a")`, `a := ("a")`},
 		{"a := min(x, 1)", "__hmT1 := x; if 1 < __hmT1 { __hmT1 = 1 }; a := __hmT1"},
