@@ -41,9 +41,9 @@ type engine struct {
 	ipiv    []int
 	xinvSTF []float64 // K×C: x^{-1} Σᵀ F (data-span projection), DataSpan only
 
-	// buffers of structuredSolve
-	sEc, sY, sR, sRhs, sT, sZ []float64
-	sPiv                      []int
+	// buffers of structuredSolve and chordSolve
+	sRhs, sT, sZ []float64
+	fact         *factorisation // last structured factorisation (chord steps), or nil
 }
 
 func newEngine(p *Problem, phi []float64) *engine {
@@ -66,7 +66,6 @@ func newEngine(p *Problem, phi []float64) *engine {
 func (e *engine) setOmega(om int) {
 	e.om = om
 	n := e.b*e.d + om*e.b
-	nf := e.b*e.c + om*e.b
 	if cap(e.z) < n {
 		old := e.z
 		e.z = make([]float64, n)
@@ -79,10 +78,7 @@ func (e *engine) setOmega(om int) {
 	e.t = resize(e.t, om*e.b)
 	e.r = resize(e.r, n)
 	e.tmp = resize(e.tmp, n)
-	e.jf = resize(e.jf, nf*nf)
-	if e.mode == Exact {
-		e.j = e.jf
-	} else {
+	if e.mode == DataSpan {
 		e.j = resize(e.j, n*n)
 	}
 	if cap(e.ipiv) < n {
@@ -214,7 +210,11 @@ func (e *engine) jacobian() {
 	f, sig := e.cl.F, e.cl.Sigma
 	h := e.hOf()
 	nf := nb*c + om*nb
-	jf := e.jf[:nf*nf]
+	e.jf = resize(e.jf, nf*nf) // allocated on first use: chord steps need none
+	if e.mode == Exact {
+		e.j = e.jf
+	}
+	jf := e.jf
 	for i := range jf {
 		jf[i] = 0
 	}
@@ -320,6 +320,7 @@ func (e *engine) linearSolve() bool {
 	if e.mode == Exact && e.b*e.k+e.om*e.b < e.n()/2 {
 		return e.structuredSolve()
 	}
+	e.fact = nil
 	return e.newtonSolve()
 }
 
@@ -364,6 +365,22 @@ func (e *engine) newton(ctx context.Context, tol float64, maxIter int) (int, err
 		}
 		if err := ctx.Err(); err != nil {
 			return it, err
+		}
+		// Chord step with a stored factorisation (from an earlier Newton
+		// step or the previous continuation step), kept if it reduces the
+		// residual norm tenfold; otherwise a fresh Jacobian.
+		if e.chordSolve(e.fact) {
+			copy(z0, e.z[:n])
+			m0 := e.norm2()
+			for i := 0; i < n; i++ {
+				e.z[i] = z0[i] + e.tmp[i]
+			}
+			_, _, res = e.eval()
+			if e.norm2() <= 1e-2*m0 || res < tol {
+				continue
+			}
+			copy(e.z[:n], z0)
+			_, _, res = e.eval()
 		}
 		e.jacobian()
 		if !e.linearSolve() {

@@ -104,6 +104,8 @@ type Solution struct {
 	LogLik  float64 // L(W)/N (Eq. 6) in the N → ∞ limit, constants included
 	Spread  float64 // max_ω Psi − min_ω Psi: how far the mixed states are from degenerate
 	Newton  int     // Newton steps spent
+
+	fact *factorisation // Jacobian factorisation at (or near) this solution, for chord steps of the next continuation step
 }
 
 // Solve finds a stationary point of L (Eqs. 20 and 21 simultaneously)
@@ -341,7 +343,15 @@ func (e *engine) solution(p *Problem, found []rawState) *Solution {
 		sol.ResProj = r21
 	}
 	// states, in block-merged variables
-	st := e.mattisFrom(found)
+	st, flipped := e.mattisFrom(found)
+	if !flipped && len(rep) == nb {
+		sol.fact = e.fact
+		for _, x := range sign {
+			if x < 0 {
+				sol.fact = nil
+			}
+		}
+	}
 	for w := 0; w < e.om; w++ {
 		s := State{V: append([]float64(nil), e.v[w*c:(w+1)*c]...), H: make([]float64, len(rep))}
 		for g, r := range rep {
@@ -363,8 +373,9 @@ func (e *engine) solution(p *Problem, found []rawState) *Solution {
 }
 
 // mattisFrom maps each solved state to the data points whose Mattis
-// initialisation reaches it (st: the search at the converged weights).
-func (e *engine) mattisFrom(st []rawState) [][]int {
+// initialisation reaches it (st: the search at the converged weights) and
+// reports whether a state was re-oriented (sign flipped).
+func (e *engine) mattisFrom(st []rawState) (from [][]int, flipped bool) {
 	out := make([][]int, e.om)
 	// continued states not reached from any data point keep an empty From
 	h := e.hOf()
@@ -387,6 +398,7 @@ func (e *engine) mattisFrom(st []rawState) [][]int {
 			q += e.cl.F[j] * e.cl.Sigma[j*e.k+l] * e.v[w*e.c+j]
 		}
 		if q < 0 {
+			flipped = true
 			for j := 0; j < e.c; j++ {
 				e.v[w*e.c+j] = -e.v[w*e.c+j]
 			}
@@ -395,7 +407,7 @@ func (e *engine) mattisFrom(st []rawState) [][]int {
 			}
 		}
 	}
-	return out
+	return out, flipped
 }
 
 // logCosh returns ln cosh x without overflow.

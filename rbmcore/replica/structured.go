@@ -25,21 +25,18 @@ func (e *engine) structuredSolve() bool {
 	m2 := ny + nh + 1 // columns: U, J_uh, r_u
 	nr := ny + nh
 	j := e.j[:n*n]
-	e.sEc = resize(e.sEc, c*nb*nb)
-	e.sY = resize(e.sY, nu*m2)
-	e.sR = resize(e.sR, nr*nr)
+	// A fresh factorisation each time: it is kept (immutable) for chord
+	// steps, also by the Solution for the next continuation step.
+	fa := &factorisation{b: nb, c: c, om: om,
+		ec: make([]float64, c*nb*nb), y: make([]float64, nu*m2), r: make([]float64, nr*nr),
+		piv: make([]int, nb*c+nr), a1: make([]float64, nh*c), a2: make([]float64, nh*c), zc: make([]float64, nh)}
+	e.fact = nil
 	e.sRhs = resize(e.sRhs, nr)
 	e.sT = resize(e.sT, nh*m2)
-	if cap(e.sPiv) < nb*c+nr {
-		e.sPiv = make([]int, nb*c+nr)
-	}
-	piv := e.sPiv[:nb*c+nr]
+	piv := fa.piv
 	ik := 1 / float64(k)
 	// right-hand sides, in class-major order: Y[(c,b), :] = [U | J_uh | −r_u]
-	y := e.sY
-	for i := range y {
-		y[i] = 0
-	}
+	y := fa.y
 	for b := 0; b < nb; b++ {
 		for cc := 0; cc < c; cc++ {
 			row := y[(cc*nb+b)*m2 : (cc*nb+b+1)*m2]
@@ -53,7 +50,7 @@ func (e *engine) structuredSolve() bool {
 	}
 	// E_c and Y ← E_c⁻¹ Y, class by class
 	for cc := 0; cc < c; cc++ {
-		ec := e.sEc[cc*nb*nb : (cc+1)*nb*nb]
+		ec := fa.ec[cc*nb*nb : (cc+1)*nb*nb]
 		for b := 0; b < nb; b++ {
 			for b2 := 0; b2 < nb; b2++ {
 				ec[b*nb+b2] = j[(b*c+cc)*n+b2*c+cc]
@@ -72,11 +69,8 @@ func (e *engine) structuredSolve() bool {
 		lapack64.Getrs(blas.NoTrans, a, blas64.General{Rows: nb, Cols: m2, Stride: m2, Data: y[cc*nb*m2 : (cc+1)*nb*m2]}, p)
 	}
 	// reduced system
-	r := e.sR
+	r := fa.r
 	rhs := e.sRhs
-	for i := range r {
-		r[i] = 0
-	}
 	// y rows: (Vᵀ Y)[(b,l)] = Σ_c f_c σ_cl Y[(c,b)]
 	for b := 0; b < nb; b++ {
 		for l := 0; l < k; l++ {
@@ -111,6 +105,7 @@ func (e *engine) structuredSolve() bool {
 				zc := z[cc*m2 : (cc+1)*m2]
 				for b2 := 0; b2 < nb; b2++ {
 					a := e.alpha * e.phi[b2] * h[w*nb+b2]
+					fa.zc[w*nb+b2] = a
 					row := y[(cc*nb+b2)*m2 : (cc*nb+b2+1)*m2]
 					for q := range zc {
 						zc[q] += a * row[q]
@@ -127,6 +122,7 @@ func (e *engine) structuredSolve() bool {
 				for cc := 0; cc < c; cc++ {
 					a1 := -ds * f[cc] * e.v[w*c+cc]
 					a2 := -ds * f[cc] * e.u[b*c+cc] * e.dv[w*c+cc]
+					fa.a1[q*c+cc], fa.a2[q*c+cc] = a1, a2
 					row := y[(cc*nb+b)*m2 : (cc*nb+b+1)*m2]
 					zc := z[cc*m2 : (cc+1)*m2]
 					for i := range trow {
@@ -167,5 +163,116 @@ func (e *engine) structuredSolve() bool {
 			return false
 		}
 	}
+	e.fact = fa
 	return true
+}
+
+// factorisation is the structured factorisation of a Jacobian (see
+// structuredSolve): the LU factors of the class blocks E_c, Y = E_c⁻¹[U | J_uh]
+// (class-major rows, the last column unused), the LU factors of the reduced
+// system, and the coefficients of J_hu. It is never modified once built.
+type factorisation struct {
+	b, c, om int
+	ec, y, r []float64
+	piv      []int
+	a1, a2   []float64 // Ω·B×C: J_hu = a1 δ_bb' + a2 zc
+	zc       []float64 // Ω×B: α φ_b' h_ωb'
+}
+
+// chordSolve solves J₀ Δ = −r (Δ in e.tmp) with the Jacobian J₀ of a
+// stored factorisation (a chord step of Newton's method): only the
+// right-hand side is processed, O(B·C·(B·K + Ω·B)) work instead of a
+// factorisation. It reports false if the factorisation does not fit the
+// current unknowns.
+func (e *engine) chordSolve(fa *factorisation) bool {
+	if fa == nil || e.mode != Exact || fa.b != e.b || fa.c != e.c || fa.om != e.om {
+		return false
+	}
+	k, c, nb, om := e.k, e.c, e.b, e.om
+	f, sig := e.cl.F, e.cl.Sigma
+	n := e.n()
+	nu, nh := nb*c, om*nb
+	ny := nb * k
+	nr := ny + nh
+	m2 := nr + 1
+	e.sRhs = resize(e.sRhs, nr)
+	e.sZ = resize(e.sZ, nu+c)
+	yr, zc, rhs := e.sZ[:nu], e.sZ[nu:nu+c], e.sRhs
+	for cc := 0; cc < c; cc++ {
+		for b := 0; b < nb; b++ {
+			yr[cc*nb+b] = -e.r[b*c+cc]
+		}
+		luSolve(fa.ec[cc*nb*nb:(cc+1)*nb*nb], nb, fa.piv[cc*nb:(cc+1)*nb], yr[cc*nb:(cc+1)*nb])
+	}
+	for b := 0; b < nb; b++ {
+		for l := 0; l < k; l++ {
+			acc := 0.0
+			for cc := 0; cc < c; cc++ {
+				acc += f[cc] * sig[cc*k+l] * yr[cc*nb+b]
+			}
+			rhs[b*k+l] = acc
+		}
+	}
+	for w := 0; w < om; w++ {
+		for cc := 0; cc < c; cc++ {
+			s := 0.0
+			for b2 := 0; b2 < nb; b2++ {
+				s += fa.zc[w*nb+b2] * yr[cc*nb+b2]
+			}
+			zc[cc] = s
+		}
+		for b := 0; b < nb; b++ {
+			q := w*nb + b
+			s := 0.0
+			for cc := 0; cc < c; cc++ {
+				s += fa.a1[q*c+cc]*yr[cc*nb+b] + fa.a2[q*c+cc]*zc[cc]
+			}
+			rhs[ny+q] = -e.r[nu+q] - s
+		}
+	}
+	ra := blas64.General{Rows: nr, Cols: nr, Stride: nr, Data: fa.r}
+	lapack64.Getrs(blas.NoTrans, ra, blas64.General{Rows: nr, Cols: 1, Stride: 1, Data: rhs}, fa.piv[nb*c:nb*c+nr])
+	for b := 0; b < nb; b++ {
+		for cc := 0; cc < c; cc++ {
+			row := fa.y[(cc*nb+b)*m2 : (cc*nb+b)*m2+nr]
+			s := yr[cc*nb+b]
+			for q, x := range row {
+				s -= x * rhs[q]
+			}
+			e.tmp[b*c+cc] = s
+		}
+	}
+	copy(e.tmp[nu:n], rhs[ny:nr])
+	for _, x := range e.tmp[:n] {
+		if math.IsNaN(x) || math.IsInf(x, 0) {
+			return false
+		}
+	}
+	return true
+}
+
+// luSolve solves A x = b in place for one right-hand side, with the
+// row-major LU factors and 0-based pivots of lapack64.Getrf (as Getrs does,
+// without its per-call overhead, which dominates for the small class blocks).
+func luSolve(lu []float64, n int, piv []int, x []float64) {
+	for i := 0; i < n; i++ {
+		if p := piv[i]; p != i {
+			x[i], x[p] = x[p], x[i]
+		}
+	}
+	for i := 1; i < n; i++ {
+		s := x[i]
+		row := lu[i*n : i*n+i]
+		for j, a := range row {
+			s -= a * x[j]
+		}
+		x[i] = s
+	}
+	for i := n - 1; i >= 0; i-- {
+		s := x[i]
+		for j := i + 1; j < n; j++ {
+			s -= lu[i*n+j] * x[j]
+		}
+		x[i] = s / lu[i*n+i]
+	}
 }

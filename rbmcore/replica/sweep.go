@@ -264,6 +264,7 @@ func continueTo(ctx context.Context, cur, prev *Solution, g float64, strict, noJ
 	if err := e.setWeights(blocks); err != nil {
 		return nil, err
 	}
+	e.fact = cur.fact // chord steps with the last factorisation while it converges fast
 	sol, err := e.solve(ctx, &p, states)
 	if err != nil {
 		return nil, err
