@@ -2,22 +2,27 @@ package replica
 
 import (
 	"context"
+	"syscall"
 	"testing"
+	"time"
 )
 
 // The 200-point γ sweeps of issue 7 for K = 6 hierarchical data (Fig. 4
 // parameters: K1 = 2, K2 = 3, p = 0.25, 0.2, α = 0.8, exact N → ∞ site
-// classes, all 32 of them). Each reports the continuation solves per sweep.
+// classes, all 32 of them). Each reports the continuation solves per sweep
+// and the process CPU time per sweep (user + system, from getrusage; on a
+// loaded machine this is steadier than the wall-clock ns/op).
 
-func sweep200(b *testing.B, start *Solution, from, to float64) {
+func sweep200(b *testing.B, start *Solution, from, to float64, sym [][]int) {
 	ctx := context.Background()
 	gs := make([]float64, 200)
 	for i := range gs {
 		gs[i] = from + float64(i+1)*(to-from)/200
 	}
 	b.ResetTimer()
+	cpu0 := cpuTime()
 	for i := 0; i < b.N; i++ {
-		path, err := Sweep(ctx, start, gs, SweepOptions{})
+		path, err := Sweep(ctx, start, gs, SweepOptions{Symmetry: sym})
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -25,6 +30,16 @@ func sweep200(b *testing.B, start *Solution, from, to float64) {
 			b.ReportMetric(float64(path.Steps+path.Rejected), "solves/op")
 		}
 	}
+	b.ReportMetric(float64(cpuTime()-cpu0)/float64(b.N), "cpu-ns/op")
+}
+
+// cpuTime is the CPU time used by the process so far.
+func cpuTime() time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
 // BenchmarkSweepDown200: from W = 0 above λ_max/K down to γ = 0.005 through
@@ -39,7 +54,7 @@ func BenchmarkSweepDown200(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	sweep200(b, start, 0.34, 0.005)
+	sweep200(b, start, 0.34, 0.005, nil)
 }
 
 // BenchmarkSweepFig4A200: the two-block branch of Fig. 4A from γ = 0.005
@@ -51,12 +66,29 @@ func BenchmarkSweepFig4A200(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	sweep200(b, down.Solutions[0], 0.005, 0.335)
+	sweep200(b, down.Solutions[0], 0.005, 0.335, nil)
 }
 
 // BenchmarkSweepBAM200: up from the tree-symmetric LP-bootstrapped BAM
 // phase (11 blocks, Ω = 6) from γ = 0.005 to 0.065, short of the fold.
+// (Chord steps reuse the Jacobian factorisation across steps here.)
 func BenchmarkSweepBAM200(b *testing.B) {
+	start, _ := bamStart005(b)
+	sweep200(b, start, 0.005, 0.065, nil)
+}
+
+// BenchmarkSweepBAMFull200: the whole of Fig. 4A in one sweep, up from the
+// symmetric BAM phase from γ = 0.005 to 0.335 with the tree's symmetries:
+// the branch switch at the first transition (Ω 6 → 2), the second
+// transition, the loss of spontaneous states and W → 0.
+func BenchmarkSweepBAMFull200(b *testing.B) {
+	start, perms := bamStart005(b)
+	sweep200(b, start, 0.005, 0.335, perms)
+}
+
+// bamStart005 is the symmetric LP-bootstrapped BAM solution continued down
+// to γ = 0.005, and the tree's automorphisms.
+func bamStart005(b *testing.B) (*Solution, [][]int) {
 	cl, err := fig4.Classes()
 	if err != nil {
 		b.Fatal(err)
@@ -74,5 +106,5 @@ func BenchmarkSweepBAM200(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	sweep200(b, down.Solutions[0], 0.005, 0.065)
+	return down.Solutions[0], perms
 }

@@ -78,7 +78,7 @@ func (e *engine) mattis() []rawState {
 			}
 			// Slow linear convergence (near a transition): polish by Newton
 			// and accept a nearby stable fixed point.
-			if it%16 == 15 && d < 1e-5 {
+			if it%16 == 15 && d < 1e-3 {
 				copy(hp, h)
 				if r := e.polishState(hp); r < 1e-26 && hDist(hp, h) < 1e-2 && e.stateStable(hp) {
 					copy(h, hp)

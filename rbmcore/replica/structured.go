@@ -230,8 +230,7 @@ func (e *engine) chordSolve(fa *factorisation) bool {
 			rhs[ny+q] = -e.r[nu+q] - s
 		}
 	}
-	ra := blas64.General{Rows: nr, Cols: nr, Stride: nr, Data: fa.r}
-	lapack64.Getrs(blas.NoTrans, ra, blas64.General{Rows: nr, Cols: 1, Stride: 1, Data: rhs}, fa.piv[nb*c:nb*c+nr])
+	luSolve(fa.r, nr, fa.piv[nb*c:nb*c+nr], rhs)
 	for b := 0; b < nb; b++ {
 		for cc := 0; cc < c; cc++ {
 			row := fa.y[(cc*nb+b)*m2 : (cc*nb+b)*m2+nr]
@@ -253,7 +252,8 @@ func (e *engine) chordSolve(fa *factorisation) bool {
 
 // luSolve solves A x = b in place for one right-hand side, with the
 // row-major LU factors and 0-based pivots of lapack64.Getrf (as Getrs does,
-// without its per-call overhead, which dominates for the small class blocks).
+// without the overhead of its blocked triangular solves, which dominates for
+// one right-hand side).
 func luSolve(lu []float64, n int, piv []int, x []float64) {
 	for i := 0; i < n; i++ {
 		if p := piv[i]; p != i {
