@@ -46,7 +46,9 @@
 // the mean-field free energy, even once no data point's initialisation
 // reaches it (hysteresis). Weights and states are solved jointly by Newton's
 // method (line search; with many blocks the linear algebra uses the
-// class-block-diagonal plus rank-B·K structure of the Jacobian), after the
+// class-block-diagonal plus rank-B·K structure of the Jacobian, and chord
+// steps reuse a factorisation, also from the previous continuation step,
+// while they reduce the residual tenfold), after the
 // paper's damped fixed-point iteration when Newton alone does not converge
 // from a rough start.
 //

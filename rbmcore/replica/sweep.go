@@ -193,7 +193,9 @@ func Sweep(ctx context.Context, start *Solution, gammas []float64, opt SweepOpti
 				step = rem
 			}
 		}
-		path.Solutions = append(path.Solutions, cur)
+		out := *cur
+		out.fact = nil // the path keeps no factorisations (~0.5 MB each for the BAM branch)
+		path.Solutions = append(path.Solutions, &out)
 		if opt.Progress != nil {
 			opt.Progress(i+1, len(gammas))
 		}
