@@ -57,6 +57,38 @@ func ExampleSweep() {
 	// spontaneous top eigenvalue of Σ_µ w_iµ w_jµ > 1: false → true
 }
 
+// Fig. 4A in one sweep: up from the tree-symmetric BAM phase, the six leaf
+// states lose stability (first transition); with the tree's symmetries
+// Sweep switches to the branch with one state per group of siblings and
+// continues through the second transition.
+func ExampleSweep_symmetry() {
+	tr := replica.Tree{Children: []int{2, 3}, Flip: []float64{0.25, 0.2}}
+	cl, _ := tr.Classes()
+	perms, _ := tr.Automorphisms()
+	ctx := context.Background()
+	bam, _, err := replica.BAMStart(ctx, replica.Problem{Classes: cl, Alpha: 0.8, Gamma: 0.03}, true, perms)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	path, err := replica.Sweep(ctx, bam, []float64{0.1, 0.2}, replica.SweepOptions{Symmetry: perms})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	for _, e := range path.Events {
+		if e.Kind == "overlaps" {
+			fmt.Printf("γ ≈ %.2f: %s\n", e.Lo, e.Detail)
+		}
+	}
+	m, _, _ := path.Solutions[0].TreeOverlaps(tr)
+	fmt.Printf("γ = 0.1: m0 = %.4f, m1 = %.4f, m2 = %.4f\n", m[0], m[1], m[2])
+	// Output:
+	// γ ≈ 0.07: distinct overlaps Q^ω_k 3 → 2
+	// γ ≈ 0.15: distinct overlaps Q^ω_k 2 → 1
+	// γ = 0.1: m0 = 0.3641, m1 = 0.3641, m2 = 0.1446
+}
+
 // The linear programme of Appendix J for the Fig. 4 data: admissible hidden
 // sign patterns and the mixture maximising the paper's objective (Eq. J3).
 func ExampleBAMLP() {
