@@ -33,6 +33,18 @@ import (
 // block (1/6) with Ω = 2 states, m0 = m1 > m2: the first transition of
 // Fig. 4A. The catalogue's population prototype lands on a two-block branch
 // too (with fractions 1/2, 1/2; transition locations depend on the branch).
+//
+// Limits of this rule (checked, Fig. 4 data, γ = 0.0677): it is a
+// coarse-graining, not the paper's dynamics. Under per-unit gradient ascent
+// in the environment of the two surviving states, the 9 "cross" blocks of
+// the BAM start stay where they are (local maxima of the per-unit
+// objective), they do not flow to the uniform block; and the block
+// fractions (5/6, 1/6, inherited from the LP) are not optimal: the
+// group-contrast units have the larger per-unit objective, and the
+// two-block branch with fractions 1/2, 1/2 has a higher likelihood
+// (L/N = −0.5140 against −0.5256 at γ = 0.1). The fractions are not fixed by
+// Eqs. 15–17 (catalogue 003-Q10), and the paper reports barriers between
+// block sizes, so no branch is singled out by the equations alone.
 
 // symTol is the tolerance of the invariance tests of states and class
 // fractions under a data permutation.
