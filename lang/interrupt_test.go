@@ -43,14 +43,20 @@ chains, _ := rbm.NewChains(plm, 50, 1)`)
 		{"chains.Run(nil, 100000000, nil)", "rbmcore/rbm.(*Chains).Run"},
 	} {
 		ctx, cancel := context.WithCancel(context.Background())
-		var cancelled time.Time
-		time.AfterFunc(300*time.Millisecond, func() { cancelled = time.Now(); cancel() })
-		res := s.Execute(ctx, c.cell, &recorder{})
-		if res.Err == nil {
-			t.Errorf("%q: not interrupted", c.cell)
+		results := make(chan Result, 1)
+		go func() { results <- s.Execute(ctx, c.cell, &recorder{}) }()
+		// Interrupt once the native call is seen running.
+		for start := time.Now(); !nativeFrames(c.frame); time.Sleep(20 * time.Millisecond) {
+			if time.Since(start) > 10*time.Second {
+				t.Fatalf("%q: no goroutine in %s after 10 s", c.cell, c.frame)
+			}
 		}
-		deadline := cancelled.Add(time.Second)
-		for nativeFrames(c.frame) && time.Now().Before(deadline) {
+		cancelled := time.Now()
+		cancel()
+		if res := <-results; res.Err == nil || res.Err.Name != "Interrupted" {
+			t.Errorf("%q: error %+v, want Interrupted", c.cell, res.Err)
+		}
+		for nativeFrames(c.frame) && time.Since(cancelled) < time.Second {
 			time.Sleep(20 * time.Millisecond)
 		}
 		if nativeFrames(c.frame) {
@@ -70,8 +76,9 @@ chains, _ := rbm.NewChains(plm, 50, 1)`)
 }
 
 // TestCallbackPanics checks that a panic in an interpreted callback called
-// by rbmcore (a progress function, OnEpoch) is the cell's error and that the
-// session survives.
+// by rbmcore (a progress function, OnEpoch) is the cell's error, that one in
+// interpreted code rbmcore runs on its worker goroutines is the call's
+// error, and that the session survives both.
 func TestCallbackPanics(t *testing.T) {
 	s := newSession(t)
 	mustRun(t, s, `m := rbm.New(rbm.Binary(200), rbm.DReLU(20), rbm.Seed(1), rbm.WeightScale(0.3))
@@ -89,5 +96,17 @@ set, _ := data.BarsAndStripes(3)`)
 		if _, res := mustRun(t, s, "2 * 21"); plain(res) != "42" {
 			t.Errorf("after %q: 2 * 21 = %q", cell, plain(res))
 		}
+	}
+	// A layer written in a cell whose Sample panics, called by rbmcore on
+	// its worker goroutines: the panic is the call's error.
+	mustRun(t, s, `import "math/rand/v2"
+type Buggy struct{ *rbm.BinaryLayer }
+func (b Buggy) Sample(rng *rand.Rand, in, out []float64, beta float64) error { panic("layer bug") }`)
+	_, res := mustRun(t, s, "bm := rbm.New(rbm.Binary(8), Buggy{rbm.Binary(4)}, rbm.Seed(1))\nch, err := rbm.NewChains(bm, 64, 1)\nif err == nil { err = ch.Run(ctx, 3, nil) }\nerr")
+	if !strings.Contains(plain(res), "panic in a worker goroutine: layer bug") {
+		t.Errorf("interpreted layer panicking on a worker goroutine: result %q, want the panic as an error", plain(res))
+	}
+	if _, res := mustRun(t, s, "2 * 21"); plain(res) != "42" {
+		t.Errorf("after the layer panic: 2 * 21 = %q", plain(res))
 	}
 }
