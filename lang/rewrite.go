@@ -178,6 +178,10 @@ func (r *rewriter) rewrite(final *ast.ExprStmt) {
 			}
 		case *ast.CallExpr:
 			r.call(x, stack, blockStmts, &minmax)
+		case *ast.FuncLit:
+			r.nameParams(x.Type)
+		case *ast.FuncDecl:
+			r.nameParams(x.Type)
 		}
 		return true
 	})
@@ -224,6 +228,23 @@ func (r *rewriter) parallelValues(values []ast.Expr) {
 		}
 		r.ed.insert(r.off(v.Pos()), "(")
 		r.ed.insert(r.off(v.End()), ")")
+	}
+}
+
+// nameParams names the unnamed parameters of a function literal or
+// declaration `_`. yaegi v0.16.1 gives an unnamed parameter no frame slot
+// but stores the argument as if it had one, over the function's first local
+// (func(train.Update) { for i := range g {…} } panicked with "reflect.Set:
+// value of type train.Update is not assignable to type int";
+// traefik/yaegi#1667).
+func (r *rewriter) nameParams(ft *ast.FuncType) {
+	if ft.Params == nil {
+		return
+	}
+	for _, f := range ft.Params.List {
+		if len(f.Names) == 0 {
+			r.ed.insert(r.off(f.Type.Pos()), "_ ")
+		}
 	}
 }
 

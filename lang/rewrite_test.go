@@ -75,6 +75,8 @@ func TestRewrites(t *testing.T) {
 		{"display.Show(b)", "display.Show(__hmRich(b))"},
 		{"ch.Run(context.Background(), 10, nil)", "ch.Run(ctx, 10, nil)"},
 		{"h.Update(b)", "h.Update(__hmRich(b))"},
+		// Unnamed parameters get a name (not in function types).
+		{"var f func(int) = func(int, ...string) {}", "var f func(int) = func(_ int, _ ...string) {}"},
 	} {
 		got, err := rewriteText(t, c.in, false)
 		if err != nil {
