@@ -146,6 +146,7 @@ func (r *rewriter) rewrite(final *ast.ExprStmt) {
 
 	var stack []ast.Node
 	var minmax []minmaxCall
+	var tuples [][2]ast.Stmt // an assignment and the statement it is part of
 	ast.Inspect(r.root, func(n ast.Node) bool {
 		if n == nil {
 			stack = stack[:len(stack)-1]
@@ -165,12 +166,19 @@ func (r *rewriter) rewrite(final *ast.ExprStmt) {
 			if len(x.Lhs) > 1 && len(x.Lhs) == len(x.Rhs) {
 				r.parallelValues(x.Rhs)
 			}
+			if isTuple(x) && blockStmts[x] {
+				tuples = append(tuples, [2]ast.Stmt{x, x})
+			}
 			for i, rhs := range x.Rhs {
 				if i < len(x.Lhs) && isDisplayCall(rhs) {
 					if id, ok := x.Lhs[i].(*ast.Ident); ok {
 						r.handles = append(r.handles, id.Name)
 					}
 				}
+			}
+		case *ast.IfStmt, *ast.SwitchStmt, *ast.TypeSwitchStmt:
+			if as, ok := initStmt(x.(ast.Stmt)).(*ast.AssignStmt); ok && isTuple(as) {
+				tuples = append(tuples, [2]ast.Stmt{as, x.(ast.Stmt)})
 			}
 		case *ast.ValueSpec:
 			if len(x.Names) > 1 && len(x.Names) == len(x.Values) {
@@ -192,16 +200,26 @@ func (r *rewriter) rewrite(final *ast.ExprStmt) {
 	if r.body != nil {
 		top = r.body.List
 	}
+	var compound []ast.Stmt
 	for _, st := range top {
 		switch st.(type) {
 		case *ast.ForStmt, *ast.RangeStmt, *ast.IfStmt, *ast.SwitchStmt, *ast.TypeSwitchStmt, *ast.SelectStmt, *ast.BlockStmt, *ast.LabeledStmt:
 			r.ed.insert(r.off(st.Pos()), "func() { ")
-			r.ed.insert(r.off(st.End()), " }()")
+			compound = append(compound, st)
 		}
 	}
 	// Innermost calls first, so an outer min/max embeds the inner's temporary.
 	for i := len(minmax) - 1; i >= 0; i-- {
 		r.minmax(minmax[i])
+	}
+	// After min/max, whose hoisted computations must precede the
+	// temporaries; innermost first, as each embeds its rewritten operand.
+	for i := len(tuples) - 1; i >= 0; i-- {
+		r.tupleToElements(tuples[i][0].(*ast.AssignStmt), tuples[i][1])
+	}
+	// After the blocks of tupleToElements ending at the same place.
+	for _, st := range compound {
+		r.ed.insert(r.off(st.End()), " }()")
 	}
 	if final != nil && r.wrapFinal {
 		r.ed.insert(r.off(final.X.Pos()), "__hmResult(")
@@ -228,6 +246,71 @@ func (r *rewriter) parallelValues(values []ast.Expr) {
 		}
 		r.ed.insert(r.off(v.Pos()), "(")
 		r.ed.insert(r.off(v.End()), ")")
+	}
+}
+
+// initStmt returns the init statement of an if or switch statement.
+func initStmt(s ast.Stmt) ast.Stmt {
+	switch x := s.(type) {
+	case *ast.IfStmt:
+		return x.Init
+	case *ast.SwitchStmt:
+		return x.Init
+	case *ast.TypeSwitchStmt:
+		return x.Init
+	}
+	return nil
+}
+
+// isTuple reports whether x assigns the several values of one operand
+// (a call, comma-ok index, type assertion or receive) to existing variables.
+func isTuple(x *ast.AssignStmt) bool {
+	return x.Tok == token.ASSIGN && len(x.Lhs) > 1 && len(x.Rhs) == 1
+}
+
+// tupleToElements rewrites `m[k], err = f()` (see isTuple) with an index
+// expression on the left into `{ t1, t2 := f(); m[k], err = t1, t2 }`.
+// yaegi v0.16.1 stores such values straight into the frame slots of the
+// destinations, and the slot of a map element is a copy, so the map was left
+// unchanged. stmt is x itself or the if or switch statement x initialises
+// (`if m[k], err = f(); err != nil {…}`), before which the temporaries are
+// declared, in a block, or in a function literal for an assignment at the
+// top level of a cell, where a block's variables would be globals. (An
+// index operand with side effects now runs after the right-hand side, not
+// before it.)
+func (r *rewriter) tupleToElements(x *ast.AssignStmt, stmt ast.Stmt) {
+	indexed := false
+	for _, l := range x.Lhs {
+		if _, ok := ast.Unparen(l).(*ast.IndexExpr); ok {
+			indexed = true
+		}
+	}
+	if !indexed {
+		return
+	}
+	open, closing := "{ ", " }"
+	if r.body != nil {
+		for _, st := range r.body.List {
+			switch {
+			case st == x:
+				open, closing = "func() { ", " }()"
+			case st == stmt:
+				// Already in the function literal of a top-level compound
+				// statement, whose end the block's would cross.
+				open, closing = "", ""
+			}
+		}
+	}
+	temps := make([]string, len(x.Lhs))
+	for i := range temps {
+		temps[i] = r.fresh("V")
+	}
+	rhs := x.Rhs[0]
+	value := r.src(rhs) // now: the replacement below is part of the span
+	r.ed.insert(r.off(stmt.Pos()), open+strings.Join(temps, ", ")+" := "+value+"; ")
+	r.ed.replace(r.off(rhs.Pos()), r.off(rhs.End()), func() string { return strings.Join(temps, ", ") })
+	if closing != "" {
+		r.ed.insert(r.off(stmt.End()), closing)
 	}
 }
 

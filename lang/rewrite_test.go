@@ -75,6 +75,13 @@ func TestRewrites(t *testing.T) {
 		{"display.Show(b)", "display.Show(__hmRich(b))"},
 		{"ch.Run(context.Background(), 10, nil)", "ch.Run(ctx, 10, nil)"},
 		{"h.Update(b)", "h.Update(__hmRich(b))"},
+		// Several values assigned to index expressions go through temporaries.
+		{"m[k], err = f(x)\nm[j], ok = n[j]\nn++", "func() { __hmV3, __hmV4 := f(x); m[k], err = __hmV3, __hmV4 }()\nfunc() { __hmV1, __hmV2 := n[j]; m[j], ok = __hmV1, __hmV2 }()\nn++"},
+		{"if ok { m[min(k, 1)], _ = <-ch }", "if ok { __hmT1 := k; if 1 < __hmT1 { __hmT1 = 1 }; { __hmV2, __hmV3 := <-ch; m[__hmT1], _ = __hmV2, __hmV3 } }"},
+		{"if ok { m[k], err = f(max(x, 1)) }", "if ok { __hmT1 := x; if 1 > __hmT1 { __hmT1 = 1 }; { __hmV2, __hmV3 := f(__hmT1); m[k], err = __hmV2, __hmV3 } }"},
+		{"if m[k], err = f(x); err != nil { return } else if m[j], ok = <-ch; ok {}\nn++",
+			"func() { __hmV3, __hmV4 := f(x); if m[k], err = __hmV3, __hmV4; err != nil { return } else { __hmV1, __hmV2 := <-ch; if m[j], ok = __hmV1, __hmV2; ok {} } }()\nn++"},
+		{"a, b = f(x)", "a, b = f(x)"},
 		// Unnamed parameters get a name (not in function types).
 		{"var f func(int) = func(int, ...string) {}", "var f func(int) = func(_ int, _ ...string) {}"},
 	} {

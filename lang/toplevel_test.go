@@ -115,6 +115,18 @@ func TestTopLevelNotebookCode(t *testing.T) {
 	})
 }
 
+// Several values assigned to map elements: yaegi v0.16.1 stored them in a
+// copy of the element, so the map stayed unchanged.
+func TestTupleAssignToMapElements(t *testing.T) {
+	runSteps(t, []step{
+		{"import (\n\t\"fmt\"\n\t\"strconv\"\n)\nm := map[string]int{}\nvar err error\nvar ok bool\nm[\"a\"], err = strconv.Atoi(\"42\")\nfmt.Println(m, err)", "map[a:42] <nil>\n"},
+		{"m[\"b\"], err = strconv.Atoi(\"x\")\n_, present := m[\"b\"]\nfmt.Println(len(m), present, err != nil)", "2 true true\n"},
+		{"anys := map[string]any{\"x\": 3}\nm[\"c\"], ok = anys[\"x\"].(int)\nother := map[string]int{\"z\": 9}\nm[\"d\"], ok = other[\"z\"]\nch := make(chan int, 1)\nch <- 4\nm[\"e\"], _ = <-ch\nfmt.Println(m[\"c\"], m[\"d\"], m[\"e\"], ok)", "3 9 4 true\n"},
+		{"func parse(ws []string) (map[string]int, error) {\n\tout := map[string]int{}\n\tvar err error\n\tfor _, w := range ws {\n\t\tif out[w], err = strconv.Atoi(w); err != nil {\n\t\t\treturn nil, err\n\t\t}\n\t\tout[w+w], err = strconv.Atoi(w + w)\n\t}\n\treturn out, err\n}\nfmt.Println(parse([]string{\"1\", \"2\"}))", "map[1:1 11:11 2:2 22:22] <nil>\n"},
+		{"xs := []int{0, 0}\nif len(xs) > 0 {\n\txs[1], err = strconv.Atoi(\"7\")\n}\nfmt.Println(xs, err)", "[0 7] <nil>\n"},
+	})
+}
+
 // Closures and functions with unnamed parameters: yaegi v0.16.1 stored the
 // argument over the first local (traefik/yaegi#1667), so the loop below
 // panicked with "reflect.Set: value of type train.Update is not assignable
