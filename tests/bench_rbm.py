@@ -7,7 +7,8 @@ buffers reused with out= where numpy allows). Also times the two matrix
 products alone (the machine's dgemm speed for these shapes as numpy sees it).
 
 Prints machine-readable lines: "numpy_sweep_ns <ns per sweep>" and
-"numpy_gemm_ns <ns per pair of products>".
+"numpy_gemm_ns <ns per pair of products>" (wall time), and the same with
+_cpu_ns (user+system CPU time of the process per call).
 """
 import sys
 import time
@@ -46,13 +47,15 @@ def sweep(v):
 
 
 def timeit(f):
+    """Returns (wall, cpu) seconds per call; cpu is the process's user+system
+    time (all threads, OpenBLAS's included)."""
     for _ in range(3):
         f()
-    n, t0 = 0, time.perf_counter()
-    while time.perf_counter() - t0 < SECONDS:
+    n, t0, c0 = 0, time.perf_counter(), time.process_time()
+    while n < 5 or time.perf_counter() - t0 < SECONDS:
         f()
         n += 1
-    return (time.perf_counter() - t0) / n
+    return (time.perf_counter() - t0) / n, (time.process_time() - c0) / n
 
 
 def gemms():
@@ -60,5 +63,7 @@ def gemms():
     np.matmul(xh, WT, out=xv)
 
 
-print("numpy_sweep_ns %.0f" % (timeit(lambda: sweep(v)) * 1e9))
-print("numpy_gemm_ns %.0f" % (timeit(gemms) * 1e9))
+for name, f in (("sweep", lambda: sweep(v)), ("gemm", gemms)):
+    wall, cpu = timeit(f)
+    print("numpy_%s_ns %.0f" % (name, wall * 1e9))
+    print("numpy_%s_cpu_ns %.0f" % (name, cpu * 1e9))

@@ -36,10 +36,10 @@ for threads in default 1; do
     ws+=("$(echo "$py" | field s/epoch sklearn)"); cs+=("$(echo "$py" | field cpu-s/epoch sklearn)")
   done
   row() { # name, wall list, cpu list
-    printf '  %-24s wall %7.2f s  cpu %7.2f s   (wall runs: %s)\n' "$1" "$(printf '%s\n' $2 | best)" "$(printf '%s\n' $3 | best)" "$2"
+    printf '  %-40s wall %7.2f s  cpu %7.2f s   (wall runs: %s)\n' "$1" "$(printf '%s\n' $2 | best)" "$(printf '%s\n' $3 | best)" "$2"
   }
-  row "harmonium PCD float64" "${w64[*]}" "${c64[*]}"
-  row "harmonium PCD float32" "${w32[*]}" "${c32[*]}"
+  row "harmonium PCD float64 (default)" "${w64[*]}" "${c64[*]}"
+  row "harmonium PCD float32 (Trainer.Float32)" "${w32[*]}" "${c32[*]}"
   row "sklearn BernoulliRBM" "${ws[*]}" "${cs[*]}"
   awk -v s="$(printf '%s\n' "${ws[@]}" | best)" -v a="$(printf '%s\n' "${w64[@]}" | best)" -v b="$(printf '%s\n' "${w32[@]}" | best)" \
       -v cs="$(printf '%s\n' "${cs[@]}" | best)" -v ca="$(printf '%s\n' "${c64[@]}" | best)" -v cb="$(printf '%s\n' "${c32[@]}" | best)" \

@@ -40,7 +40,16 @@ func (l *BinaryLayer) CGF(in, out []float64) {
 
 // Mean sets out = σ(in + θ).
 func (l *BinaryLayer) Mean(in, out []float64) {
-	scalarMap(len(l.Theta), in, out, func(u int, x float64) float64 { return sigmoid(x + l.Theta[u]) })
+	n := len(l.Theta)
+	b := rowsOf(len(in), n)
+	out = out[:len(in)]
+	for r := 0; r < b; r++ { // direct loop: the trainer's hot path
+		row, o := in[r*n:(r+1)*n], out[r*n:(r+1)*n]
+		th := l.Theta[:len(row)]
+		for u, x := range row {
+			o[u] = sigmoid(x + th[u])
+		}
+	}
 }
 
 // Var sets out = σ(x)σ(-x), x = in + θ.
@@ -66,18 +75,8 @@ func (l *BinaryLayer) Sample(rng *rand.Rand, in, out []float64, beta float64) er
 	if err := checkBeta(beta); err != nil {
 		return err
 	}
-	n := len(l.Theta)
-	b := rowsOf(len(in), n)
-	out = out[:len(in)]
-	th := l.Theta
-	for r := 0; r < b; r++ {
-		row, o := in[r*n:(r+1)*n], out[r*n:(r+1)*n]
-		o = o[:len(row)]
-		th := th[:len(row)]
-		for u, x := range row {
-			o[u] = bernoulliSigmoid(rng.Float64(), beta*(x+th[u]))
-		}
-	}
+	rowsOf(len(in), len(l.Theta))
+	sampleSigmoid(rng, l.Theta, in, out, beta, 0, 1)
 	return nil
 }
 
@@ -166,11 +165,8 @@ func (l *SpinLayer) Sample(rng *rand.Rand, in, out []float64, beta float64) erro
 	if err := checkBeta(beta); err != nil {
 		return err
 	}
-	n := len(l.Theta)
-	out = out[:len(in)]
-	for k, x := range in {
-		out[k] = 2*bernoulliSigmoid(rng.Float64(), 2*beta*(x+l.Theta[k%n])) - 1
-	}
+	rowsOf(len(in), len(l.Theta))
+	sampleSigmoid(rng, l.Theta, in, out, 2*beta, -1, 1)
 	return nil
 }
 

@@ -37,8 +37,12 @@ func scalarCGF(n int, in, out []float64, f func(u int, x float64) float64) {
 // scalarMap sets out[k] = f(u, in[k]) with u the unit of column k.
 func scalarMap(n int, in, out []float64, f func(u int, x float64) float64) {
 	out = out[:len(in)]
+	u := 0
 	for k, x := range in {
-		out[k] = f(k%n, x)
+		out[k] = f(u, x)
+		if u++; u == n {
+			u = 0
+		}
 	}
 }
 

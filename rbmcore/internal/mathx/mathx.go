@@ -27,17 +27,17 @@ const (
 // Softplus returns log(1 + e^x) without overflow or loss of precision.
 func Softplus(x float64) float64 {
 	if x > 0 {
-		return x + math.Log1p(math.Exp(-x))
+		return x + math.Log1p(Exp(-x))
 	}
-	return math.Log1p(math.Exp(x))
+	return math.Log1p(Exp(x))
 }
 
 // Sigmoid returns 1/(1 + e^{-x}), accurate in both tails.
 func Sigmoid(x float64) float64 {
 	if x >= 0 {
-		return 1 / (1 + math.Exp(-x))
+		return 1 / (1 + Exp(-x))
 	}
-	e := math.Exp(x)
+	e := Exp(x)
 	return e / (1 + e)
 }
 
