@@ -115,6 +115,17 @@ func TestTopLevelNotebookCode(t *testing.T) {
 	})
 }
 
+// Arithmetic on an element of a slice returned by a compiled method, at the
+// top level: yaegi's global type analysis crashed on `vals[0] * -1` (a
+// nil-pointer panic of the compiler); the statement now takes the
+// evalBoxed path. In functions it always worked.
+func TestTopLevelIndexArithmetic(t *testing.T) {
+	runSteps(t, []step{
+		{"import (\n\t\"fmt\"\n\t\"gonum.org/v1/gonum/mat\"\n)\nvar eig mat.EigenSym\neig.Factorize(mat.NewSymDense(2, []float64{2, 1, 1, 2}), false)\nvals := eig.Values(nil)\nshift := vals[0] * -1\nfmt.Println(shift, vals[1]*-1+shift)", "-1 -4\n"},
+		{"gap := vals[1] - vals[0]*-1\nfunc neg(v []float64) float64 { return v[0] * -1 }\nfmt.Println(gap, neg(vals))", "4 -1\n"},
+	})
+}
+
 // Several values assigned to map elements: yaegi v0.16.1 stored them in a
 // copy of the element, so the map stayed unchanged.
 func TestTupleAssignToMapElements(t *testing.T) {
