@@ -2,6 +2,6 @@
 
 package rbm
 
-// Backend names the BLAS implementation compiled in: "openblas" or "gonum"
-// (pure Go, the default without the openblas build tag).
-const Backend = "gonum"
+// blasBackend is the BLAS implementation compiled in (see BLASBackend):
+// pure-Go gonum, the default without the openblas build tag.
+const blasBackend = "gonum"

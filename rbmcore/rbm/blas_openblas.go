@@ -20,5 +20,5 @@ func init() {
 	blas32.Use(netlib.Implementation{})
 }
 
-// Backend names the BLAS implementation compiled in: "openblas" or "gonum".
-const Backend = "openblas"
+// blasBackend is the BLAS implementation compiled in (see BLASBackend).
+const blasBackend = "openblas"

@@ -70,7 +70,7 @@
 // Matrix products go through gonum's blas64. Built with the openblas tag
 // (the Makefile does this when libopenblas is installed) the whole process
 // uses OpenBLAS through cgo (gonum.org/v1/netlib); otherwise pure Go.
-// Backend reports which one is compiled in.
+// BLASBackend reports which one is compiled in.
 //
 // # Contexts, callbacks and goroutines
 //

@@ -94,7 +94,7 @@ func (t *Trainer) Resume(ctx context.Context, path string, m *rbm.RBM, set *data
 	if err != nil {
 		return nil, err
 	}
-	params, names := modelParams(m)
+	params, names := r.params, r.names
 	if len(params) != len(c.Params) {
 		return nil, fmt.Errorf("train: checkpoint %s has %d parameter slices, the model %d", path, len(c.Params), len(params))
 	}
@@ -107,6 +107,7 @@ func (t *Trainer) Resume(ctx context.Context, path string, m *rbm.RBM, set *data
 	if err := m.Validate(); err != nil {
 		return nil, fmt.Errorf("train: checkpoint %s: %w", path, err)
 	}
+	r.snapshot()
 	if err := r.prepare(); err != nil {
 		return nil, err
 	}

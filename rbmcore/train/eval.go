@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"math/rand/v2"
 
 	"gonum.org/v1/gonum/mat"
 
@@ -13,9 +14,11 @@ import (
 
 // pseudoLikelihood returns the mean over rows of rbm's exact log
 // pseudo-likelihood Σ_i log P(v_i | v_{−i}) (nats per sample, seed 001
-// §3.4); NaN for visible layers where it is not defined (continuous units).
-// Rows go in chunks of 100 with ctx checked between chunks.
-func pseudoLikelihood(ctx context.Context, m *rbm.RBM, v *mat.Dense) (float64, error) {
+// §3.4), or with a non-nil rng of its unbiased estimate
+// StochasticPseudoLikelihood; NaN for visible layers where it is not
+// defined (continuous units). Rows go in chunks of 100 with ctx checked
+// between chunks.
+func pseudoLikelihood(ctx context.Context, m *rbm.RBM, v *mat.Dense, rng *rand.Rand) (float64, error) {
 	switch m.Visible.Kind() {
 	case "binary", "spin", "potts":
 	default:
@@ -28,7 +31,14 @@ func pseudoLikelihood(ctx context.Context, m *rbm.RBM, v *mat.Dense) (float64, e
 			return 0, err
 		}
 		r1 := min(r0+100, rows)
-		pl, err := m.PseudoLikelihood(v.Slice(r0, r1, 0, cols).(*mat.Dense))
+		chunk := v.Slice(r0, r1, 0, cols).(*mat.Dense)
+		var pl []float64
+		var err error
+		if rng != nil {
+			pl, err = m.StochasticPseudoLikelihood(rng, chunk)
+		} else {
+			pl, err = m.PseudoLikelihoodContext(ctx, chunk)
+		}
 		if err != nil {
 			return 0, fmt.Errorf("pseudo-likelihood: %w", err)
 		}

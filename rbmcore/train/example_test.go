@@ -44,3 +44,42 @@ func ExampleSeed001() {
 	// epoch 11: k = 2, η = 0.0500
 	// epoch 500: k = 50, η = 0.0020
 }
+
+// Seed 001's Linear units have a fixed unit curvature: freeze γ and train
+// the rest.
+func ExampleTrainer_freeze() {
+	set, _ := data.BarsAndStripes(3)
+	m := rbm.New(rbm.Binary(9), rbm.Gaussian(4), rbm.Seed(1))
+	tr := train.Trainer{Method: train.CD, Batch: 7, Epochs: 20, LR: 0.05, Init: train.InitSeed001,
+		Freeze: []string{"hidden.gamma"}, Seed: 1, Monitor: train.Monitor{ReconEvery: -1}}
+	if _, err := tr.Fit(context.Background(), m, set); err != nil {
+		fmt.Println(err)
+		return
+	}
+	fmt.Println("γ:", m.Hidden.(*rbm.GaussianLayer).Gamma)
+	tr.Freeze = []string{"hidden.gama"}
+	_, err := tr.Fit(context.Background(), m, set)
+	fmt.Println(err != nil)
+	// Output:
+	// γ: [1 1 1 1]
+	// true
+}
+
+// History.Plot draws columns (see Columns) against the epoch.
+func ExampleHistory_Plot() {
+	h := &train.History{Records: []train.Record{
+		{Epoch: 1, PseudoLikelihood: -5, ReconError: 0.2},
+		{Epoch: 2, PseudoLikelihood: -4, ReconError: 0.1},
+	}}
+	p, err := h.Plot("pl", "recon")
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	fmt.Println(p.X.Label.Text, "|", p.Y.Label.Text)
+	_, err = h.Plot("accuracy")
+	fmt.Println(err)
+	// Output:
+	// epoch | pl, recon
+	// train: unknown history column "accuracy" (want one of seconds, k, lr, pl, recon, loglik, loglik_low, loglik_high, weight_norm, max_weight, grad_norm, chain_mean, swap_rate, update_pl)
+}

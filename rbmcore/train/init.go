@@ -26,8 +26,10 @@ const (
 	InitSeed000 = "seed000"
 )
 
-// initialise applies t.Init to m using the data means.
-func initialise(t *Trainer, m *rbm.RBM, set *data.Set) error {
+// initialise applies t.Init to m using the data means, leaving alone the
+// parameters for which frozen (given a modelParams name) is true. The
+// caller puts the result in the zero-sum gauge.
+func initialise(t *Trainer, m *rbm.RBM, set *data.Set, frozen func(name string) bool) error {
 	if t.Init == "" {
 		return nil
 	}
@@ -45,14 +47,16 @@ func initialise(t *Trainer, m *rbm.RBM, set *data.Set) error {
 		return fmt.Errorf("train: unknown Init %q (want %q or %q)", t.Init, InitSeed001, InitSeed000)
 	}
 	mean := set.Mean()
-	if err := independentSiteFields(m.Visible, mean, eps); err != nil {
-		return err
+	if !frozen("visible.theta") {
+		if err := independentSiteFields(m.Visible, mean, eps); err != nil {
+			return err
+		}
 	}
 	rng := rbm.NewRNG(t.Seed, 0x1417)
 	n := m.Visible.Len()
 	amp := math.Sqrt(0.1 / float64(n))
 	raw := m.W.RawMatrix().Data
-	for k := range raw {
+	for k := 0; k < len(raw) && !frozen("weights"); k++ {
 		if t.Init == InitSeed001 {
 			raw[k] = amp
 			if rng.IntN(2) == 0 {
@@ -67,6 +71,7 @@ func initialise(t *Trainer, m *rbm.RBM, set *data.Set) error {
 	nv, nh := rbm.Width(m.Visible), rbm.Width(m.Hidden)
 	for p, ps := range m.Hidden.Params() {
 		switch {
+		case frozen("hidden." + names[p]):
 		case isField(names[p]):
 			for j := range ps {
 				ps[j] = 0
@@ -82,7 +87,6 @@ func initialise(t *Trainer, m *rbm.RBM, set *data.Set) error {
 			}
 		}
 	}
-	m.ZeroSumGauge()
 	return nil
 }
 

@@ -420,7 +420,7 @@ func TestSeed001Init(t *testing.T) {
 	set := basSet(t)
 	m := rbm.New(rbm.Binary(9), rbm.ReLU(4))
 	tr := Trainer{Init: InitSeed001, Pseudocount: 1e-3, Epochs: 1, LR: 1e-300, Method: CD, Monitor: Monitor{PLEvery: -1, ReconEvery: -1}}
-	if err := initialise(&tr, m, set); err != nil {
+	if err := initialise(&tr, m, set, func(string) bool { return false }); err != nil {
 		t.Fatal(err)
 	}
 	mean := set.Mean()

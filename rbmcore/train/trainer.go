@@ -28,8 +28,11 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"strings"
 	"time"
+
+	"gonum.org/v1/gonum/mat"
 
 	"github.com/harmonium-rbm/harmonium/rbmcore/data"
 	"github.com/harmonium-rbm/harmonium/rbmcore/rbm"
@@ -117,8 +120,36 @@ type Trainer struct {
 	StopMetric  string
 	RestoreBest bool
 
-	// MaxWeight is the divergence threshold on |w| (default 1e3; negative
-	// disables). Non-finite parameters always count as divergence.
+	// Freeze names parameters that training leaves exactly as they are,
+	// by their model-file keys: "visible.theta", "hidden.gamma",
+	// "hidden.theta_plus", … (the side, a dot and the layer's ParamNames
+	// entry) and "weights" for W. Init, the optimiser, the penalties,
+	// MinGamma and the zero-sum gauge all leave them untouched (seed 001
+	// fixes γ = 1 of its Linear and ReLU units; seeds 003 and 004 hold the
+	// fields at 0). With a Potts layer the gauge moves the colour means of
+	// the weights into the other layer's fields; when those fields are
+	// frozen the weights are projected onto Σ_a w = 0 instead (their colour
+	// means would otherwise act as fields: catalogue 004-Q2), and frozen
+	// weights are not centred. A name the model does not have is an error.
+	Freeze []string
+	// MinGamma is the floor of the curvatures (gamma of Gaussian and ReLU
+	// layers, gamma_plus and gamma_minus of dReLU layers, on either side):
+	// after every update a γ below MinGamma is set to MinGamma, i.e.
+	// projected gradient ascent on γ ≥ MinGamma, so that no optimiser step
+	// makes a layer unnormalisable. Default 0.05 (the seed papers give no
+	// value; the reference code of seed 000 clips γ from below the same
+	// way); negative disables the projection, and a γ ≤ 0 then stops
+	// training with a DivergenceError.
+	MinGamma float64
+
+	// MaxWeight is the divergence threshold on |w|; negative disables it.
+	// The default depends on the layers: 1e3, but ln(1e15) ≈ 34.5 when
+	// either layer is Poisson (seed 001's Exponential units), whose mean
+	// exp(input) then changes by a factor beyond 1e15, the largest mean
+	// rbm samples, when the unit a weight couples it to switches on: such
+	// runs explode (weights in the hundreds, dead units, a ruined
+	// pseudo-likelihood) long before |w| reaches 1e3. Non-finite parameters
+	// always count as divergence.
 	MaxWeight float64
 
 	// Checkpoint, if set, is a file written (atomically) every
@@ -138,9 +169,9 @@ type Update struct {
 }
 
 // DivergenceError reports a training run stopped because a parameter
-// became non-finite, a weight exceeded Trainer.MaxWeight or a curvature γ
-// became ≤ 0. The model holds
-// the parameters of the last good update.
+// became non-finite, a weight exceeded the MaxWeight threshold or (with
+// MinGamma disabled) a curvature γ became ≤ 0. The model holds the
+// parameters of the last good update.
 type DivergenceError struct {
 	Epoch, Update int
 	// Param names the parameter: "weights", "visible.theta", "hidden.gamma", ...
@@ -148,11 +179,17 @@ type DivergenceError struct {
 	// Index is the flat index within the parameter (row-major for weights).
 	Index int
 	Value float64
+	// Limit is the threshold |Value| exceeded (weights), 0 otherwise.
+	Limit float64
 }
 
 func (e *DivergenceError) Error() string {
-	return fmt.Sprintf("train: diverged at epoch %d, update %d: %s[%d] = %v (the model keeps the parameters of the last good update; lower the learning rate or add regularisation)",
-		e.Epoch, e.Update, e.Param, e.Index, e.Value)
+	beyond := ""
+	if e.Limit > 0 {
+		beyond = fmt.Sprintf(", beyond MaxWeight %g", e.Limit)
+	}
+	return fmt.Sprintf("train: diverged at epoch %d, update %d: %s[%d] = %v%s (the model keeps the parameters of the last good update; lower the learning rate or add regularisation)",
+		e.Epoch, e.Update, e.Param, e.Index, e.Value, beyond)
 }
 
 // withDefaults returns a copy of t with defaults filled in.
@@ -178,8 +215,8 @@ func (t Trainer) withDefaults() (Trainer, error) {
 	if t.Schedule == nil {
 		t.Schedule = Constant
 	}
-	if t.MaxWeight == 0 {
-		t.MaxWeight = 1e3
+	if t.MinGamma == 0 {
+		t.MinGamma = 0.05
 	}
 	if t.CheckpointEvery == 0 {
 		t.CheckpointEvery = 1
@@ -198,12 +235,36 @@ func (t Trainer) withDefaults() (Trainer, error) {
 		return t, fmt.Errorf("train: Chains = %d, want ≥ 1", t.Chains)
 	case !(t.LR > 0) || math.IsInf(t.LR, 0):
 		return t, fmt.Errorf("train: LR = %v, want a positive finite value", t.LR)
+	case math.IsNaN(t.MaxWeight):
+		return t, fmt.Errorf("train: MaxWeight is NaN (want a threshold, 0 for the default or negative for none)")
 	case t.L2 < 0 || t.L1 < 0 || t.L1Squared < 0 || t.L2Fields < 0:
 		return t, fmt.Errorf("train: negative regularisation (L2 %v, L1 %v, L1Squared %v, L2Fields %v)", t.L2, t.L1, t.L1Squared, t.L2Fields)
+	case math.IsNaN(t.MinGamma) || math.IsInf(t.MinGamma, 0):
+		return t, fmt.Errorf("train: MinGamma = %v, want a finite value (negative: no floor)", t.MinGamma)
 	case t.StopMetric != "pl" && t.StopMetric != "loglik" && t.StopMetric != "recon":
 		return t, fmt.Errorf("train: StopMetric %q, want pl, loglik or recon", t.StopMetric)
 	}
 	return t, nil
+}
+
+// Default weight thresholds (Trainer.MaxWeight).
+const (
+	defaultMaxWeight = 1e3
+	poissonMaxWeight = 34.5 // ≈ ln 1e15
+)
+
+// weightLimit returns the divergence threshold on |w| for m
+// (Trainer.MaxWeight, resolved).
+func weightLimit(maxWeight float64, m *rbm.RBM) float64 {
+	switch {
+	case maxWeight < 0:
+		return math.Inf(1)
+	case maxWeight > 0:
+		return maxWeight
+	case m.Visible.Kind() == "poisson" || m.Hidden.Kind() == "poisson":
+		return poissonMaxWeight
+	}
+	return defaultMaxWeight
 }
 
 // run is the state of one training run.
@@ -219,6 +280,9 @@ type run struct {
 	opt     *optimizer
 	params  [][]float64
 	names   []string
+	frozen  []bool      // per params slice: listed in Trainer.Freeze
+	fixed   [][]float64 // the values of the frozen slices (nil for the others)
+	gauge   *rbm.RBM    // the model the zero-sum gauge acts on (see constrain)
 	backup  [][]float64
 	dir     *Gradient // ascent direction after regularisation
 	coef    []float64 // data weights normalised to mean 1
@@ -244,9 +308,11 @@ func (t *Trainer) Fit(ctx context.Context, m *rbm.RBM, set *data.Set) (*History,
 	if err != nil {
 		return nil, err
 	}
-	if err := initialise(&r.t, m, set); err != nil {
+	r.snapshot()
+	if err := initialise(&r.t, m, set, r.isFrozen); err != nil {
 		return nil, err
 	}
+	r.constrain()
 	if err := r.prepare(); err != nil {
 		return nil, err
 	}
@@ -272,7 +338,22 @@ func (t *Trainer) newRun(m *rbm.RBM, set *data.Set) (*run, error) {
 		return nil, fmt.Errorf("train: the data set %s is empty", set.Source)
 	}
 	pcg := rand.NewPCG(cfg.Seed, 0x7a11)
-	r := &run{t: cfg, m: m, set: set, pcg: pcg, rng: rand.New(pcg), hist: &History{}, bestAt: -1}
+	r := &run{t: cfg, m: m, set: set, pcg: pcg, rng: rand.New(pcg), hist: &History{}, bestAt: -1, gauge: m}
+	r.params, r.names = modelParams(m)
+	r.frozen = make([]bool, len(r.names))
+	for _, name := range cfg.Freeze {
+		k := slices.Index(r.names, name)
+		if k < 0 {
+			return nil, fmt.Errorf("train: Freeze: %q is not a parameter of the %s (its parameters are %s)", name, m, strings.Join(r.names, ", "))
+		}
+		r.frozen[k] = true
+	}
+	if r.isFrozen("weights") {
+		// The gauge acts on the layers only (Potts fields centred): with W
+		// fixed there are no colour means to move.
+		nv, nh := m.W.Dims()
+		r.gauge = &rbm.RBM{Visible: m.Visible, Hidden: m.Hidden, W: mat.NewDense(nv, nh, nil)}
+	}
 	if set.Weights != nil {
 		c, err := normalisedCoef(set.Weights)
 		if err != nil {
@@ -286,10 +367,58 @@ func (t *Trainer) newRun(m *rbm.RBM, set *data.Set) (*run, error) {
 	return r, nil
 }
 
+// isFrozen reports whether the parameter named name (a modelParams name)
+// is listed in Trainer.Freeze.
+func (r *run) isFrozen(name string) bool {
+	k := slices.Index(r.names, name)
+	return k >= 0 && r.frozen[k]
+}
+
+// snapshot records the current values of the frozen parameters.
+func (r *run) snapshot() {
+	r.fixed = make([][]float64, len(r.params))
+	for p, f := range r.frozen {
+		if f {
+			r.fixed[p] = slices.Clone(r.params[p])
+		}
+	}
+}
+
+// constrain puts the parameters back into the set training keeps them in,
+// after an update or the initialisation: curvatures γ ≥ MinGamma, Potts
+// layers in the zero-sum gauge, frozen parameters at their values.
+// Restoring frozen fields after the gauge has moved colour means into them
+// leaves exactly the projection of the weights onto the gauge.
+func (r *run) constrain() {
+	if floor := r.t.MinGamma; floor > 0 {
+		for p, ps := range r.params {
+			if isCurvature(r.names[p]) {
+				for k, x := range ps {
+					if x < floor { // NaN stays, for checkDivergence
+						ps[k] = floor
+					}
+				}
+			}
+		}
+	}
+	r.gauge.ZeroSumGauge()
+	for p, v := range r.fixed {
+		if v != nil {
+			copy(r.params[p], v)
+		}
+	}
+}
+
+// isCurvature reports whether a modelParams name is a curvature γ, γ₊ or γ₋
+// (which must stay positive).
+func isCurvature(name string) bool {
+	_, p, _ := strings.Cut(name, ".")
+	return strings.HasPrefix(p, "gamma")
+}
+
 // prepare builds the buffers, optimiser and chains for the current model.
 func (r *run) prepare() error {
 	var err error
-	r.params, r.names = modelParams(r.m)
 	r.backup = zerosLike(r.params)
 	r.prod = newProducts(r.m, r.t.Float32)
 	r.acc = newAccumulator(r.m, r.prod)
@@ -406,7 +535,7 @@ func (r *run) update(ctx context.Context, it *data.Iterator, epoch, k int, lr fl
 		copy(r.backup[p], r.params[p])
 	}
 	r.opt.step(r.params, r.dir.slices(), lr)
-	r.m.ZeroSumGauge()
+	r.constrain()
 	r.updates++
 	if err := r.checkDivergence(epoch); err != nil {
 		return 0, err
@@ -516,21 +645,22 @@ func (r *run) checkDivergence(epoch int) error {
 			copy(r.params[q], r.backup[q])
 		}
 	}
-	maxW := r.t.MaxWeight
-	if maxW <= 0 {
-		maxW = math.Inf(1)
-	}
+	maxW := weightLimit(r.t.MaxWeight, r.m)
 	for p, ps := range r.params {
 		limit := math.Inf(1)
 		if r.names[p] == "weights" {
 			limit = maxW
 		}
-		positive := strings.Contains(r.names[p], ".gamma") // curvatures must stay > 0
+		positive := isCurvature(r.names[p]) // curvatures must stay > 0
 		for k, x := range ps {
 			// One comparison catches NaN (false), ±Inf and too large values.
 			if !(math.Abs(x) <= limit) || math.IsInf(x, 0) || (positive && !(x > 0)) {
 				restore()
-				return &DivergenceError{Epoch: epoch, Update: r.updates, Param: r.names[p], Index: k, Value: x}
+				de := &DivergenceError{Epoch: epoch, Update: r.updates, Param: r.names[p], Index: k, Value: x}
+				if math.Abs(x) > limit && !math.IsInf(x, 0) {
+					de.Limit = limit
+				}
+				return de
 			}
 		}
 	}
