@@ -521,21 +521,26 @@ func TestPottsGaugeAndSeed000(t *testing.T) {
 }
 
 // TestCDAndMomentum checks that CD-1 with momentum improves the exact
-// likelihood of bars-and-stripes.
+// likelihood of bars-and-stripes by more than a nat, on average over 8
+// seeds (single runs spread by about ±0.4 nats).
 func TestCDAndMomentum(t *testing.T) {
 	set := basSet(t)
-	m := rbm.New(rbm.Binary(9), rbm.Binary(8), rbm.Seed(3), rbm.WeightScale(0.1))
+	newModel := func() *rbm.RBM { return rbm.New(rbm.Binary(9), rbm.Binary(8), rbm.Seed(3), rbm.WeightScale(0.1)) }
+	m := newModel()
 	logZ0, _ := m.ExactLogZ(context.Background())
 	ll0, _ := m.LogLikelihood(set.X, logZ0)
-	tr := Trainer{Method: CD, Batch: 4, Epochs: 100, LR: 0.05, Optimizer: Momentum, Init: InitSeed001, Pseudocount: 0.01, Seed: 1,
-		Monitor: Monitor{LogLikEvery: 100, PLEvery: -1}}
-	hist, err := tr.Fit(context.Background(), m, set)
-	if err != nil {
-		t.Fatal(err)
+	mean := 0.0
+	for seed := uint64(1); seed <= 8; seed++ {
+		tr := Trainer{Method: CD, Batch: 4, Epochs: 100, LR: 0.05, Optimizer: Momentum, Init: InitSeed001, Pseudocount: 0.01, Seed: seed,
+			Monitor: Monitor{LogLikEvery: 100, PLEvery: -1}}
+		hist, err := tr.Fit(context.Background(), newModel(), set)
+		if err != nil {
+			t.Fatal(err)
+		}
+		mean += hist.Last().LogLik / 8
 	}
-	ll := hist.Last().LogLik
-	t.Logf("CD-1: exact LL %.3f → %.3f", ll0, ll)
-	if !(ll > ll0+1) {
-		t.Errorf("CD-1 log-likelihood %v, initial %v: no progress", ll, ll0)
+	t.Logf("CD-1: exact LL %.3f → %.3f (mean of 8 seeds)", ll0, mean)
+	if !(mean > ll0+1) {
+		t.Errorf("CD-1 log-likelihood %v (mean of 8 seeds), initial %v: no progress", mean, ll0)
 	}
 }
