@@ -651,7 +651,7 @@ func (s *Session) execute(ctx context.Context, prog *interp.Program, src string)
 	}
 	var p interp.Panic
 	if errors.As(err, &p) {
-		return reflect.Value{}, panicError(p.Value, s.yerr.takeFrames(), "panic")
+		return reflect.Value{}, explainMethodNotFound(panicError(p.Value, s.yerr.takeFrames(), "panic"))
 	}
 	return reflect.Value{}, compileError(src, err)
 }
@@ -729,6 +729,23 @@ func panicError(r any, frames []string, kind string) *Error {
 		tb = append(tb, fmt.Sprintf("    at %s (%s)", fn, loc))
 	}
 	return &Error{Name: name, Value: val, Traceback: tb}
+}
+
+var methodNotFound = regexp.MustCompile(`^(\d+:\d+): method not found: (\w+)$`)
+
+// explainMethodNotFound turns yaegi's "line:col: method not found: M", the
+// panic of passing to compiled code a struct value of a type declared in a
+// cell whose method M comes from an embedded compiled field (yaegi v0.16.1
+// reaches those only through a pointer), into an error saying so.
+func explainMethodNotFound(e *Error) *Error {
+	m := methodNotFound.FindStringSubmatch(e.Value)
+	if m == nil {
+		return e
+	}
+	e.Name = "RuntimeError"
+	e.Value = fmt.Sprintf("cell:%s: method %s not found: the interpreter passes a value of a type declared in a cell to compiled code without the methods its embedded compiled fields provide; pass a pointer to it (&v)", m[1], m[2])
+	e.Traceback = append([]string{"RuntimeError: " + e.Value}, e.Traceback[1:]...)
+	return e
 }
 
 // shiftErr moves positions of a parse error in "package main;"+item text to

@@ -39,8 +39,8 @@ type typeOracle interface {
 	numOut(fun string) int
 	// isHandle reports whether name holds a *display.Handle.
 	isHandle(name string) bool
-	// isContextPkg reports whether name is the imported package "context".
-	isContextPkg(name string) bool
+	// importPath returns the path of the package imported as name, or "".
+	importPath(name string) string
 }
 
 // rewriter rewrites one chunk of consecutive top-level statements, or one
@@ -733,9 +733,16 @@ func (r *rewriter) call(x *ast.CallExpr, stack []ast.Node, blockStmts map[ast.St
 		}
 		// context.Background() and context.TODO() in a cell mean "no
 		// particular context": use the cell's, so the call can be interrupted.
-		if id.Name == "context" && len(x.Args) == 0 && (fun.Sel.Name == "Background" || fun.Sel.Name == "TODO") && r.oracle.isContextPkg(id.Name) {
+		if id.Name == "context" && len(x.Args) == 0 && (fun.Sel.Name == "Background" || fun.Sel.Name == "TODO") && r.oracle.importPath(id.Name) == "context" {
 			r.ed.replace(r.off(x.Pos()), r.off(x.End()), func() string { return "ctx" })
 			return
+		}
+		if _, local := r.locals[id.Name]; !local && id.Name != "display" && r.oracle.importPath(id.Name) != "" {
+			if h := unnamedInterfaceArgs[r.oracle.importPath(id.Name)+"."+fun.Sel.Name]; h != "" && len(x.Args) == 1 {
+				r.ed.insert(r.off(x.Args[0].Pos()), "__hm."+h+"(")
+				r.ed.insert(r.off(x.Args[0].End()), ")")
+			}
+			r.addressEmbedding(x.Args)
 		}
 		if len(x.Args) != 1 {
 			return
@@ -743,6 +750,32 @@ func (r *rewriter) call(x *ast.CallExpr, stack []ast.Node, blockStmts map[ast.St
 		if (id.Name == "display" && (fun.Sel.Name == "Show")) || (fun.Sel.Name == "Update" && r.isHandle(id.Name)) {
 			r.ed.insert(r.off(x.Args[0].Pos()), "__hmRich(")
 			r.ed.insert(r.off(x.Args[0].End()), ")")
+		}
+	}
+}
+
+// addressEmbedding passes struct literals with embedded fields, among the
+// arguments of a call of a compiled function, by address. yaegi v0.16.1
+// finds the methods such a struct gets from an embedded compiled type
+// (plotter.XYs's Len) only through a pointer, so
+// plotter.NewYErrorBars(struct{ plotter.XYs; plotter.YErrors }{…}) failed
+// with "method not found: Len". The literal is a temporary, so the callee
+// sees the same values and methods.
+func (r *rewriter) addressEmbedding(args []ast.Expr) {
+	for _, a := range args {
+		lit, ok := a.(*ast.CompositeLit)
+		if !ok {
+			continue
+		}
+		st, ok := lit.Type.(*ast.StructType)
+		if !ok {
+			continue
+		}
+		for _, f := range st.Fields.List {
+			if len(f.Names) == 0 {
+				r.ed.insert(r.off(a.Pos()), "&")
+				break
+			}
 		}
 	}
 }

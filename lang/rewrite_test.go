@@ -27,7 +27,15 @@ func (fakeOracle) numOut(fun string) int {
 
 func (fakeOracle) isHandle(name string) bool { return name == "h" }
 
-func (fakeOracle) isContextPkg(name string) bool { return name == "context" }
+func (fakeOracle) importPath(name string) string {
+	switch name {
+	case "context":
+		return name
+	case "plotter":
+		return "gonum.org/v1/plot/plotter"
+	}
+	return ""
+}
 
 func rewriteText(t *testing.T, src string, asInt bool) (string, error) {
 	t.Helper()
@@ -82,6 +90,9 @@ func TestRewrites(t *testing.T) {
 		{"if m[k], err = f(x); err != nil { return } else if m[j], ok = <-ch; ok {}\nn++",
 			"func() { __hmV3, __hmV4 := f(x); if m[k], err = __hmV3, __hmV4; err != nil { return } else { __hmV1, __hmV2 := <-ch; if m[j], ok = __hmV1, __hmV2; ok {} } }()\nn++"},
 		{"a, b = f(x)", "a, b = f(x)"},
+		// Struct literals with embedded fields go to compiled functions by address.
+		{"b, err := plotter.NewYErrorBars(struct{ plotter.XYs; E plotter.YErrors }{xys, es})", "b, err := plotter.NewYErrorBars(__hm.XYYErrorer(&struct{ plotter.XYs; E plotter.YErrors }{xys, es}))"},
+		{"b := f(struct{ plotter.XYs }{xys}, struct{ X int }{1})\nplotter.F(struct{ X int }{1})", "b := f(struct{ plotter.XYs }{xys}, struct{ X int }{1})\nplotter.F(struct{ X int }{1})"},
 		// Unnamed parameters get a name (not in function types).
 		{"var f func(int) = func(int, ...string) {}", "var f func(int) = func(_ int, _ ...string) {}"},
 	} {

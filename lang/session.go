@@ -154,6 +154,9 @@ func (s *Session) reset() error {
 	if err := s.in.Use(stdlib.Symbols); err != nil {
 		return fmt.Errorf("loading the preloaded package symbols: %w", err)
 	}
+	if err := s.in.Use(wrapperExports); err != nil {
+		return fmt.Errorf("loading the wrappers of unnamed interfaces: %w", err)
+	}
 	hm := map[string]reflect.Value{
 		"Ctx":       reflect.ValueOf(&s.ctxVar).Elem(),
 		"GoPanic":   reflect.ValueOf(s.goPanic),
@@ -161,6 +164,9 @@ func (s *Session) reset() error {
 		"Clear":     reflect.ValueOf(clearValue),
 		"Cell":      reflect.ValueOf(s.cellNumber),
 		"Text":      reflect.ValueOf(display.Text),
+	}
+	for k, v := range unnamedInterfaceHelpers {
+		hm[k] = v
 	}
 	if err := s.in.Use(interp.Exports{hmPath + "/hm": hm}); err != nil {
 		return fmt.Errorf("loading the session helpers: %w", err)

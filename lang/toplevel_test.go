@@ -2,11 +2,14 @@ package lang
 
 import (
 	"fmt"
+	"path"
+	"reflect"
 	"strings"
 	"testing"
 
 	"github.com/harmonium-rbm/harmonium/rbmcore/mapping"
 	"github.com/harmonium-rbm/harmonium/rbmcore/rbm"
+	"github.com/harmonium-rbm/harmonium/stdlib"
 )
 
 // step is one cell of a notebook scenario and what it must print.
@@ -181,4 +184,48 @@ func sum(ts []mapping.Term) float64 {
 		s += t.Value
 	}
 	return s
+}
+
+// Compiled functions taking an unnamed interface (plotter.NewYErrorBars's
+// interface{ XYer; YErrorer }) accept values of types declared in cells:
+// yaegi's compiler crashed for want of a wrapper ("CFG post-order panic:
+// reflect.Value.Type on zero Value").
+func TestUnnamedInterfaces(t *testing.T) {
+	// Every unnamed interface parameter of the preloaded packages has a
+	// helper whose parameter type is the same interface.
+	check := func(where string, ft reflect.Type) {
+		for i := 0; i < ft.NumIn(); i++ {
+			p := ft.In(i)
+			if p.Kind() != reflect.Interface || p.Name() != "" || p.NumMethod() == 0 {
+				continue
+			}
+			h, ok := unnamedInterfaceHelpers[unnamedInterfaceArgs[where]]
+			if !ok || ft.NumIn() != 1 || !h.Type().In(0).Implements(p) || !p.Implements(h.Type().In(0)) {
+				t.Errorf("%s: no helper for parameter %d, %v", where, i, p)
+			}
+		}
+	}
+	for pkg, syms := range stdlib.Symbols {
+		for name, v := range syms {
+			switch tt := v.Type(); tt.Kind() {
+			case reflect.Func:
+				check(path.Dir(pkg)+"."+name, tt)
+			case reflect.Pointer:
+				for j := 0; j < tt.NumMethod(); j++ {
+					check(pkg+"."+name+"."+tt.Method(j).Name, tt.Method(j).Type)
+				}
+			}
+		}
+	}
+	runSteps(t, []step{
+		{"import (\n\t\"fmt\"\n\t\"gonum.org/v1/plot/plotter\"\n)\nxys := plotter.XYs{{X: 1, Y: 2}, {X: 3, Y: 5}}\nbars, err := plotter.NewYErrorBars(struct {\n\tplotter.XYs\n\tplotter.YErrors\n}{xys, plotter.YErrors{{Low: 0.1, High: 0.2}, {Low: 0.3, High: 0.4}}})\nfmt.Println(err, bars.XYs[1], bars.YErrors[1])", "<nil> {3 5} {0.3 0.4}\n"},
+		{"type both struct {\n\tplotter.XYs\n\tplotter.XErrors\n\tplotter.YErrors\n}\nb := both{xys, plotter.XErrors{{Low: 1, High: 2}, {Low: 3, High: 4}}, plotter.YErrors{{Low: 5, High: 6}, {Low: 7, High: 8}}}\nxb, err1 := plotter.NewXErrorBars(&b)\nyb, err2 := plotter.NewYErrorBars(&b)\nfmt.Println(err1, err2, xb.XErrors[0], yb.YErrors[1])", "<nil> <nil> {1 2} {7 8}\n"},
+	})
+	// A value (not a pointer) of a declared type: a clear error.
+	s := newSession(t)
+	mustRun(t, s, "import \"gonum.org/v1/plot/plotter\"\ntype pts struct {\n\tplotter.XYs\n\tplotter.YErrors\n}")
+	_, res := run(t, s, "p := pts{plotter.XYs{{X: 1, Y: 2}}, plotter.YErrors{{Low: 1, High: 1}}}\nb, err := plotter.NewYErrorBars(p)")
+	if res.Err == nil || !strings.HasPrefix(res.Err.Value, "cell:2:") || !strings.Contains(res.Err.Value, "method Len not found") || !strings.Contains(res.Err.Value, "pass a pointer") {
+		t.Errorf("value of a declared type: error %+v", res.Err)
+	}
 }

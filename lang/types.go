@@ -307,8 +307,8 @@ func (s *Session) numOut(fun string) int {
 	return v.Type().NumOut()
 }
 
-// isContextPkg implements typeOracle.
-func (s *Session) isContextPkg(name string) bool { return s.imports[name] == "context" }
+// importPath implements typeOracle.
+func (s *Session) importPath(name string) string { return s.imports[name] }
 
 // isHandle implements typeOracle.
 func (s *Session) isHandle(name string) bool { return s.handles[name] }
