@@ -393,7 +393,7 @@ func (s *Session) evalStmts(ctx context.Context, c *cell, src string, items []it
 // compiled type (ts[0] for ts of mapping.All) loops ("constant definition
 // loop") or crashes (ts[0] + 1), and so does an undefined name.
 func globalTypeFailure(e *Error) bool {
-	return e.Name == "CompileError" && (strings.Contains(e.Value, "constant definition loop") || strings.HasPrefix(e.Value, compilerCrash))
+	return e.Name == "CompileError" && (strings.Contains(e.Value, "constant definition loop") || strings.Contains(e.Value, compilerCrash))
 }
 
 // evalBoxed evaluates a top-level declaration `a, b := e1, e2` (or var) of
@@ -617,6 +617,9 @@ func exprString(e ast.Expr) string {
 	return ""
 }
 
+// directivePos finds the position of a line directive (see lineDirective).
+var directivePos = regexp.MustCompile(`//line :(\d+:\d+)\n`)
+
 const compilerCrash = "the interpreter failed compiling this cell (a yaegi limitation; try writing the construct differently): "
 
 // compile compiles code, turning compile errors and compiler panics into a
@@ -625,11 +628,7 @@ func (s *Session) compile(code, src string) (prog *interp.Program, e *Error) {
 	defer func() {
 		if r := recover(); r != nil {
 			s.yerr.takeFrames()
-			msg := cellPos(fmt.Sprint(r))
-			if !strings.HasPrefix(msg, "cell:") {
-				msg = compilerCrash + msg
-			}
-			prog, e = nil, &Error{Name: "CompileError", Value: msg, Traceback: []string{"CompileError: " + msg}}
+			prog, e = nil, crashError(code, src, r)
 		}
 	}()
 	p, err := s.in.Compile(code)
@@ -637,6 +636,20 @@ func (s *Session) compile(code, src string) (prog *interp.Program, e *Error) {
 		return nil, compileError(src, err)
 	}
 	return p, nil
+}
+
+// crashError is the CompileError of a panic r of yaegi's compiler on code.
+// A panic without a position gets that of the code's first line directive
+// (the cell line of its first statement or declaration).
+func crashError(code, src string, r any) *Error {
+	msg := cellPos(fmt.Sprint(r))
+	if !strings.HasPrefix(msg, "cell:") {
+		msg = compilerCrash + msg
+		if m := directivePos.FindStringSubmatch(code); m != nil {
+			msg = "cell:" + m[1] + ": " + msg
+		}
+	}
+	return &Error{Name: "CompileError", Value: msg, Traceback: withSource(src, "CompileError: "+msg)}
 }
 
 // execute runs a compiled program under ctx.

@@ -229,3 +229,13 @@ func TestUnnamedInterfaces(t *testing.T) {
 		t.Errorf("value of a declared type: error %+v", res.Err)
 	}
 }
+
+// A crash of yaegi's compiler names the cell line of the code it compiled.
+func TestCrashErrorPosition(t *testing.T) {
+	src := "x := 1\ny := []int{x}[0] * -1"
+	e := crashError("\n;"+lineDirective(2, 1)+"y := []int{x}[0] * -1", src, "runtime error: invalid memory address or nil pointer dereference")
+	want := "cell:2:1: " + compilerCrash + "runtime error: invalid memory address or nil pointer dereference"
+	if e.Name != "CompileError" || e.Value != want || len(e.Traceback) < 2 || !strings.Contains(e.Traceback[1], "y := []int{x}[0] * -1") {
+		t.Errorf("got %+v, want %q with the cell line", e, want)
+	}
+}
