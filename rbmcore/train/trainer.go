@@ -5,7 +5,8 @@
 // schedules, L2 and L1 weight penalties, seed 000's λ₁² penalty, L2 on the
 // fields, seed 001 and seed 000 initialisations, gradients for every
 // parameter of both layers (ReLU and dReLU γ, θ included), the Potts
-// zero-sum gauge kept, centred gradients and data sample weights.
+// zero-sum gauge kept, curvatures kept ≥ MinGamma, frozen parameters
+// (Freeze), centred gradients and data sample weights.
 //
 // A Trainer is a plain struct: set its fields and call Fit. Fit reports
 // progress through callbacks, records a History (held-out pseudo-likelihood,
