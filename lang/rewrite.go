@@ -166,6 +166,9 @@ func (r *rewriter) rewrite(final *ast.ExprStmt) {
 			if len(x.Lhs) > 1 && len(x.Lhs) == len(x.Rhs) {
 				r.parallelValues(x.Rhs)
 			}
+			if x.Tok == token.ASSIGN && len(x.Lhs) > 1 && len(x.Lhs) == len(x.Rhs) && blockStmts[x] {
+				r.nilValues(x)
+			}
 			if isTuple(x) && blockStmts[x] {
 				tuples = append(tuples, [2]ast.Stmt{x, x})
 			}
@@ -247,6 +250,58 @@ func (r *rewriter) parallelValues(values []ast.Expr) {
 		r.ed.insert(r.off(v.Pos()), "(")
 		r.ed.insert(r.off(v.End()), ")")
 	}
+}
+
+// nilValues moves the untyped nils out of a parallel assignment:
+// `a, err = 5, nil` becomes `a = 5; err = nil`, which yaegi v0.16.1 runs
+// (the parallel assignment panicked with "reflect: New(nil)"). The nils are
+// assigned last, which changes nothing as long as the destinations are
+// distinct and their operands (s[i], p.f) pure and not assigned here.
+func (r *rewriter) nilValues(x *ast.AssignStmt) {
+	if _, shadowed := r.locals["nil"]; shadowed {
+		return
+	}
+	assigned := map[string]bool{}
+	for _, l := range x.Lhs {
+		if id, ok := l.(*ast.Ident); ok && id.Name != "_" {
+			assigned[id.Name] = true
+		}
+	}
+	seen := map[string]bool{}
+	hasNil := false
+	for i, l := range x.Lhs {
+		text := r.raw(l)
+		if seen[text] || !isPure(l) {
+			return
+		}
+		if text != "_" {
+			seen[text] = true
+		}
+		if _, ok := l.(*ast.Ident); !ok && mentions(text, assigned) {
+			return
+		}
+		if v, ok := x.Rhs[i].(*ast.Ident); ok && v.Name == "nil" {
+			hasNil = true
+		}
+	}
+	if !hasNil {
+		return
+	}
+	r.ed.replace(r.off(x.Pos()), r.off(x.End()), func() string {
+		var lhs, rhs, nils []string
+		for i, l := range x.Lhs {
+			if v, ok := x.Rhs[i].(*ast.Ident); ok && v.Name == "nil" {
+				nils = append(nils, r.src(l)+" = nil")
+			} else {
+				lhs, rhs = append(lhs, r.src(l)), append(rhs, r.src(x.Rhs[i]))
+			}
+		}
+		var stmts []string
+		if len(lhs) > 0 {
+			stmts = append(stmts, strings.Join(lhs, ", ")+" = "+strings.Join(rhs, ", "))
+		}
+		return strings.Join(append(stmts, nils...), "; ")
+	})
 }
 
 // initStmt returns the init statement of an if or switch statement.

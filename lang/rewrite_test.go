@@ -93,6 +93,12 @@ func TestRewrites(t *testing.T) {
 		// Struct literals with embedded fields go to compiled functions by address.
 		{"b, err := plotter.NewYErrorBars(struct{ plotter.XYs; E plotter.YErrors }{xys, es})", "b, err := plotter.NewYErrorBars(__hm.XYYErrorer(&struct{ plotter.XYs; E plotter.YErrors }{xys, es}))"},
 		{"b := f(struct{ plotter.XYs }{xys}, struct{ X int }{1})\nplotter.F(struct{ X int }{1})", "b := f(struct{ plotter.XYs }{xys}, struct{ X int }{1})\nplotter.F(struct{ X int }{1})"},
+		// Untyped nils leave parallel assignments to variables.
+		{"a, b, err = f(x), a, nil", "a, b = (f(x)), a; err = nil"},
+		{"p, q = nil, nil", "p = nil; q = nil"},
+		{"s[0], err = 1, nil", "s[0] = 1; err = nil"},
+		{"i, s[i] = 1, nil", "i, s[i] = 1, nil"},
+		{"s[f()], err = 1, nil", "s[f()], err = 1, nil"},
 		// Unnamed parameters get a name (not in function types).
 		{"var f func(int) = func(int, ...string) {}", "var f func(int) = func(_ int, _ ...string) {}"},
 	} {

@@ -239,3 +239,13 @@ func TestCrashErrorPosition(t *testing.T) {
 		t.Errorf("got %+v, want %q with the cell line", e, want)
 	}
 }
+
+// Untyped nils in parallel assignments: yaegi v0.16.1 panicked with
+// "reflect: New(nil)".
+func TestParallelNil(t *testing.T) {
+	runSteps(t, []step{
+		{"import \"fmt\"\nvar err error = fmt.Errorf(\"old\")\na, b := 1, 2\na, b, err = b, a, nil\nfmt.Println(a, b, err)", "2 1 <nil>\n"},
+		{"func f() (int, *int, error) {\n\tvar p *int = new(int)\n\tvar e error\n\tn := 0\n\tn, p, e = 7, nil, nil\n\treturn n, p, e\n}\nfmt.Println(f())", "7 <nil> <nil>\n"},
+		{"s := []error{fmt.Errorf(\"x\")}\nk := 0\nk, s[0] = 3, nil\nfmt.Println(k, s)", "3 [<nil>]\n"},
+	})
+}
