@@ -50,7 +50,9 @@
 // steps reuse a factorisation, also from the previous continuation step,
 // while they reduce the residual tenfold), after the
 // paper's damped fixed-point iteration when Newton alone does not converge
-// from a rough start.
+// from a rough start, and, if that fails too (the iteration can cycle when
+// the states found from the data points change with the weights), by
+// continuation from the same start solved at a larger γ.
 //
 // # Phase diagram
 //

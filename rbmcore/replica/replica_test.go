@@ -919,3 +919,66 @@ func TestSweepBAMBothTransitions(t *testing.T) {
 		}
 	}
 }
+
+// TestSolveContinuationFallback is a start (k-means centres of PCD weights,
+// N = 60, M = 54, hierarchical data as in the replica-hierarchical notebook)
+// from which Newton fails, before and after the damped iteration (which
+// cycles as the set of states changes with the weights); Solve must still
+// converge, by continuation from a larger γ.
+func TestSolveContinuationFallback(t *testing.T) {
+	pats := [][]float64{
+		{1, 1, 1, 1, 1, 1},
+		{1, 1, -1, 1, 1, 1},
+		{1, 1, 1, -1, -1, -1},
+		{1, 1, 1, -1, 1, 1},
+		{1, 1, 1, -1, 1, -1},
+		{1, -1, 1, 1, -1, 1},
+		{1, -1, 1, -1, -1, -1},
+		{1, 1, 1, 1, 1, -1},
+		{1, 1, -1, 1, 1, -1},
+		{1, -1, -1, -1, -1, -1},
+		{1, -1, 1, 1, 1, 1},
+		{1, 1, 1, -1, -1, 1},
+		{1, -1, 1, -1, 1, 1},
+	}
+	frac := []float64{0.45, 0.016666666666666666, 0.26666666666666666, 0.033333333333333333, 0.033333333333333333, 0.016666666666666666, 0.033333333333333333, 0.016666666666666666, 0.016666666666666666, 0.033333333333333333, 0.033333333333333333, 0.033333333333333333, 0.016666666666666666}
+	cl, err := NewClasses(pats, frac)
+	if err != nil {
+		t.Fatal(err)
+	}
+	init := []Block{
+		{Frac: 36, U: []float64{-3.62188, -1.85633, 0.0778587, -1.55579, -1.02553, -0.786055, 1.46312, -2.1325, -0.912727, 2.03411, -1.80866, -0.929655, 0.00263366}},
+		{Frac: 16, U: []float64{0.00775802, 3.04664, -6.72378, -2.50579, -4.1981, -0.248786, -4.15493, -3.18646, -0.466904, -2.88669, 2.93362, -3.98249, 0.830133}},
+		{Frac: 2, U: []float64{-2.08164, 0.191721, -2.12321, -17.8819, -8.49913, 7.01444, -0.772753, 8.16135, 9.14297, 0.0307643, -0.332852, -10.6062, -16.2964}},
+	}
+	p := Problem{Classes: cl, Alpha: 0.9, Gamma: 0.01, MaxRelax: 2000}
+	// the plain paths fail from this start
+	q := p
+	if err := q.check(); err != nil {
+		t.Fatal(err)
+	}
+	e, err := startEngine(&q, init)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.solve(context.Background(), &q, nil); err == nil {
+		t.Fatal("Newton from the start converged: the test no longer exercises the fallback")
+	}
+	if _, _, err := e.relax(context.Background(), 0.5, 1e-4, q.MaxRelax); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.solve(context.Background(), &q, nil); err == nil {
+		t.Fatal("Newton after relaxation converged: the test no longer exercises the continuation")
+	}
+	s, err := Solve(context.Background(), p, init)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.Problem.Gamma != p.Gamma {
+		t.Fatalf("solution at γ = %g, want %g", s.Problem.Gamma, p.Gamma)
+	}
+	checkResiduals(t, s)
+	if len(s.States) == 0 || s.Norm() == 0 {
+		t.Fatalf("continuation ended at the trivial solution (Ω = %d)", len(s.States))
+	}
+}

@@ -113,12 +113,79 @@ type Solution struct {
 // found by Mattis initialisation at every data point; the weights and the
 // states are then solved jointly by Newton's method with line search, and
 // the state search is repeated until the set of states is self-consistent.
-// Coinciding blocks (up to sign) are merged in the result.
+// When Newton fails from the start, Solve relaxes the weights with the damped
+// fixed-point iteration (Problem.MaxRelax steps) and tries Newton again; if
+// that fails too, it solves from the same start at γ·2^j (j = 1, …, 6) and
+// continues the first solution found back to γ (Sweep). It returns an error
+// if all three fail. Coinciding blocks (up to sign) are merged in the result.
 func Solve(ctx context.Context, p Problem, init []Block) (*Solution, error) {
 	ctx = rbm.ContextOrDefault(ctx)
 	if err := p.check(); err != nil {
 		return nil, err
 	}
+	e, err := startEngine(&p, init)
+	if err != nil {
+		return nil, err
+	}
+	z0 := append([]float64(nil), e.z[:e.b*e.d]...)
+	sol, err := e.solve(ctx, &p, nil)
+	if err == nil || ctx.Err() != nil {
+		return sol, err
+	}
+	// Globalise: relax from the initial weights, then Newton again.
+	e.setOmega(0)
+	copy(e.z, z0)
+	if _, _, err := e.relax(ctx, 0.5, 1e-4, p.MaxRelax); err != nil {
+		return nil, fmt.Errorf("replica.Solve: γ = %g: %w", p.Gamma, err)
+	}
+	sol, err2 := e.solve(ctx, &p, nil)
+	if err2 == nil || ctx.Err() != nil {
+		return sol, err2
+	}
+	// The damped iteration can cycle when the set of states found from the
+	// data points changes with the weights. Last resort: solve from the
+	// same start at larger γ, where the landscape is smoother, and continue
+	// the solution back down to γ.
+	sol, err3 := solveByContinuation(ctx, p, init)
+	if err3 != nil {
+		return nil, fmt.Errorf("replica.Solve: Newton from the start failed (%v), after relaxation (%v), and by continuation from larger γ: %w", err, err2, err3)
+	}
+	return sol, nil
+}
+
+// contDoublings is how many times solveByContinuation doubles γ.
+const contDoublings = 6
+
+// solveByContinuation solves from init at γ·2^j, j = 1, …, contDoublings
+// (Newton from the start only), and continues the first solution found back
+// to γ with Sweep; it returns the first continuation that reaches γ.
+func solveByContinuation(ctx context.Context, p Problem, init []Block) (*Solution, error) {
+	var last error
+	for j := 1; j <= contDoublings; j++ {
+		q := p
+		q.Gamma = math.Ldexp(p.Gamma, j)
+		e, err := startEngine(&q, init)
+		if err != nil {
+			return nil, err
+		}
+		start, err := e.solve(ctx, &q, nil)
+		if err == nil {
+			var path *Path
+			if path, err = Sweep(ctx, start, []float64{p.Gamma}, SweepOptions{}); err == nil {
+				return path.Solutions[len(path.Solutions)-1], nil
+			}
+		}
+		if ctx.Err() != nil {
+			return nil, fmt.Errorf("replica: γ = %g: %w", p.Gamma, ctx.Err())
+		}
+		last = fmt.Errorf("from γ = %g: %w", q.Gamma, err)
+	}
+	return nil, last
+}
+
+// startEngine validates the initial blocks (fractions are normalised) and
+// returns an engine loaded with them, with no states yet.
+func startEngine(p *Problem, init []Block) (*engine, error) {
 	if len(init) == 0 {
 		return nil, fmt.Errorf("replica.Solve: no initial blocks")
 	}
@@ -138,7 +205,7 @@ func Solve(ctx context.Context, p Problem, init []Block) (*Solution, error) {
 	for b := range phi {
 		phi[b] /= tot
 	}
-	e := newEngine(&p, phi)
+	e := newEngine(p, phi)
 	if p.Mode == DataSpan {
 		if err := e.initDataSpan(); err != nil {
 			return nil, err
@@ -148,22 +215,7 @@ func Solve(ctx context.Context, p Problem, init []Block) (*Solution, error) {
 	if err := e.setWeights(init); err != nil {
 		return nil, err
 	}
-	z0 := append([]float64(nil), e.z[:e.b*e.d]...)
-	sol, err := e.solve(ctx, &p, nil)
-	if err == nil || ctx.Err() != nil {
-		return sol, err
-	}
-	// Globalise: relax from the initial weights, then Newton again.
-	e.setOmega(0)
-	copy(e.z, z0)
-	if _, _, err := e.relax(ctx, 0.5, 1e-4, p.MaxRelax); err != nil {
-		return nil, fmt.Errorf("replica.Solve: γ = %g: %w", p.Gamma, err)
-	}
-	sol, err2 := e.solve(ctx, &p, nil)
-	if err2 != nil {
-		return nil, fmt.Errorf("replica.Solve: Newton from the start failed (%v), and after relaxation: %w", err, err2)
-	}
-	return sol, nil
+	return e, nil
 }
 
 // setWeights loads block weights into z (projecting on the data span in
