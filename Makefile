@@ -51,6 +51,7 @@ lint:
 	$(GO) vet $(GOFLAGS_T) ./...
 
 demo: build
+	mkdir -p out
 	./$(BIN) run $(NOTEBOOK) -o out/quickstart.ipynb
 
 clean:

@@ -241,6 +241,10 @@ func runNotebook(ctx context.Context, path, outPath string, allowErrors bool, st
 		fmt.Fprintf(stderr, "harmonium run: writing %s: %v\n", outPath, err)
 		return 1
 	}
+	if abs, err := filepath.Abs(outPath); err == nil {
+		outPath = abs
+	}
+	fmt.Fprintf(stderr, "harmonium run: executed notebook written to %s\n", outPath)
 	if allowErrors && status == 1 {
 		return 0
 	}

@@ -36,6 +36,9 @@ func TestRunNotebookRoundTrip(t *testing.T) {
 	if code := runMain([]string{in, "-o", out}, &stdout, &stderr); code != 0 {
 		t.Fatalf("exit %d: %s", code, stderr.String())
 	}
+	if !strings.Contains(stderr.String(), "executed notebook written to "+out) {
+		t.Errorf("the runner does not say where it wrote the notebook: %q", stderr.String())
+	}
 	b, err := os.ReadFile(out)
 	if err != nil {
 		t.Fatal(err)
