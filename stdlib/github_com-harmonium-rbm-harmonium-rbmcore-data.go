@@ -16,7 +16,6 @@ func init() {
 		"ClockRing":            reflect.ValueOf(data.ClockRing),
 		"FromRBM":              reflect.ValueOf(data.FromRBM),
 		"Hierarchical":         reflect.ValueOf(data.Hierarchical),
-		"HierarchicalOverlaps": reflect.ValueOf(data.HierarchicalOverlaps),
 		"IsingRing":            reflect.ValueOf(data.IsingRing),
 		"IsingRingCorrelation": reflect.ValueOf(data.IsingRingCorrelation),
 		"KindBinary":           reflect.ValueOf(constant.MakeFromLiteral("\"binary\"", token.STRING, 0)),

@@ -126,7 +126,7 @@ func clockCodes(n, p, samples int, beta float64, seed uint64) ([]int, error) {
 // (j = 1..L) is a copy of its parent with each site flipped independently with
 // probability p[j-1]; a node of level j−1 has k[j-1] children. The rows are
 // the Π_j k[j] leaves in lexicographic order of their tree path, so siblings
-// are contiguous. Expected overlaps: see HierarchicalOverlaps.
+// are contiguous. Expected overlaps: replica.Tree.Overlap (seed 003 Eq. 27).
 func Hierarchical(n int, k []int, p []float64, seed uint64) (*Set, error) {
 	if n < 1 {
 		return nil, fmt.Errorf("data: Hierarchical: n = %d, want ≥ 1", n)
@@ -171,43 +171,6 @@ func Hierarchical(n int, k []int, p []float64, seed uint64) (*Set, error) {
 	}
 	grow(0, root)
 	return &Set{X: x, Kind: KindSpin, Q: 1, Source: fmt.Sprintf("Hierarchical(N=%d, K=%v, p=%v)", n, k, p)}, nil
-}
-
-// HierarchicalOverlaps returns the K×K matrix of expected overlaps
-// x_kl = (1/N) Σ_i ξ^k_i ξ^l_i of Hierarchical leaves (seed 003 Eq. 27):
-// x_kl = Π_{j=ℓ+1}^{L} (1−2p_j)², where ℓ is the level of the lowest common
-// ancestor of leaves k and l (x_kk = 1). Finite-N overlaps fluctuate around
-// it by O(N^{-1/2}).
-func HierarchicalOverlaps(k []int, p []float64) *mat.Dense {
-	leaves := 1
-	for _, kj := range k {
-		leaves *= kj
-	}
-	path := func(leaf int) []int { // tree path (k_1..k_L) of a leaf
-		out := make([]int, len(k))
-		for j := len(k) - 1; j >= 0; j-- {
-			out[j] = leaf % k[j]
-			leaf /= k[j]
-		}
-		return out
-	}
-	x := mat.NewDense(leaves, leaves, nil)
-	for a := 0; a < leaves; a++ {
-		pa := path(a)
-		for b := 0; b < leaves; b++ {
-			pb := path(b)
-			l := 0
-			for l < len(k) && pa[l] == pb[l] {
-				l++
-			}
-			v := 1.0
-			for j := l; j < len(k); j++ {
-				v *= (1 - 2*p[j]) * (1 - 2*p[j])
-			}
-			x.Set(a, b, v)
-		}
-	}
-	return x
 }
 
 // BarsAndStripes returns the n×n bars-and-stripes set in the usual
