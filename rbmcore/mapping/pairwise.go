@@ -4,13 +4,11 @@ import (
 	"context"
 	"fmt"
 	"math"
-	"runtime"
 	"sort"
 	"sync"
 	"sync/atomic"
 	"time"
 
-	"github.com/harmonium-rbm/harmonium/rbmcore/internal/guard"
 	"github.com/harmonium-rbm/harmonium/rbmcore/internal/mathx"
 	"github.com/harmonium-rbm/harmonium/rbmcore/rbm"
 	"gonum.org/v1/gonum/blas"
@@ -210,51 +208,22 @@ func (mp *Mapper) pairwiseElementwise(ctx context.Context, j []float64) error {
 		return nil
 	}
 	nblocks := (n + pairBlock - 1) / pairBlock
-	var next, done atomic.Int64
-	var stop atomic.Bool
-	var firstErr error
-	var errOnce sync.Once
-	workers := min(runtime.GOMAXPROCS(0), nblocks)
-	var wg sync.WaitGroup
-	for w := 0; w < workers; w++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			c := mp.calcs.Get().(*unitCalc)
-			defer mp.calcs.Put(c)
-			err := guard.Call(func() error {
-				for !stop.Load() {
-					b := int(next.Add(1)) - 1
-					if b >= nblocks || ctx.Err() != nil {
-						return nil
-					}
-					k0 := b * pairBlock
-					k1 := min(k0+pairBlock, n)
-					for mu := range preps {
-						// A block costs O(pairBlock·N·M) unit
-						// evaluations: seconds for large models, so
-						// the context is checked per unit.
-						if ctx.Err() != nil {
-							return nil
-						}
-						mp.pairUnit(c, &preps[mu], mu, k0, k1, j)
-					}
-					done.Add(1)
-				}
+	err = mp.parallel(ctx, nblocks, func(c *unitCalc, b int) error {
+		k0 := b * pairBlock
+		k1 := min(k0+pairBlock, n)
+		for mu := range preps {
+			// A block costs O(pairBlock·N·M) unit evaluations: seconds
+			// for large models, so the context is checked per unit
+			// (parallel reports the interruption).
+			if ctx.Err() != nil {
 				return nil
-			})
-			if err != nil {
-				errOnce.Do(func() { firstErr = fmt.Errorf("mapping: Pairwise: %w", err) })
-				stop.Store(true)
 			}
-		}()
-	}
-	mp.waitProgress(&wg, &stop, &done, nblocks)
-	if firstErr != nil {
-		return firstErr
-	}
-	if err := ctx.Err(); err != nil {
-		return fmt.Errorf("mapping: Pairwise interrupted after %d of %d row blocks: %w", done.Load(), nblocks, err)
+			mp.pairUnit(c, &preps[mu], mu, k0, k1, j)
+		}
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("mapping: Pairwise: %w", err)
 	}
 	for _, x := range j {
 		if !isFinite(x) {
