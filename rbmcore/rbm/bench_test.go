@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"gonum.org/v1/gonum/blas"
+	"gonum.org/v1/gonum/blas/blas32"
 	"gonum.org/v1/gonum/blas/blas64"
 )
 
@@ -74,4 +75,30 @@ func cpuSeconds() float64 {
 		return 0
 	}
 	return float64(ru.Utime.Nano()+ru.Stime.Nano()) / 1e9
+}
+
+// BenchmarkSgemmSweepShapes is BenchmarkGemmSweepShapes in single precision
+// (the products of Chains.Float32).
+func BenchmarkSgemmSweepShapes(b *testing.B) {
+	m := New(Binary(benchN), Binary(benchM), Seed(1))
+	w := make([]float32, benchN*benchM)
+	for i, x := range m.W.RawMatrix().Data {
+		w[i] = float32(x)
+	}
+	v := make([]float32, benchB*benchN)
+	h := make([]float32, benchB*benchM)
+	out := make([]float32, benchB*benchN)
+	for i := range v {
+		v[i] = float32(i % 2)
+	}
+	wg := blas32.General{Rows: benchN, Cols: benchM, Stride: benchM, Data: w}
+	b.ResetTimer()
+	cpu0 := cpuSeconds()
+	for i := 0; i < b.N; i++ {
+		blas32.Gemm(blas.NoTrans, blas.NoTrans, 1, blas32.General{Rows: benchB, Cols: benchN, Stride: benchN, Data: v}, wg, 0,
+			blas32.General{Rows: benchB, Cols: benchM, Stride: benchM, Data: h})
+		blas32.Gemm(blas.NoTrans, blas.Trans, 1, blas32.General{Rows: benchB, Cols: benchM, Stride: benchM, Data: h}, wg, 0,
+			blas32.General{Rows: benchB, Cols: benchN, Stride: benchN, Data: out})
+	}
+	reportSweep(b, cpu0)
 }

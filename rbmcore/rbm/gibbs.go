@@ -80,7 +80,8 @@ func NewChains(m *RBM, b int, seed uint64) (*Chains, error) {
 	}); err != nil {
 		return nil, fmt.Errorf("rbm: NewChains: initial visible states: %w", err)
 	}
-	if err := c.sampleHidden(); err != nil {
+	hid, _, _ := c.halves() // no clamps yet: no error
+	if err := forRanges(b, func(r0, r1 int) error { return c.step(hid, r0, r1) }); err != nil {
 		return nil, fmt.Errorf("rbm: NewChains: initial hidden states: %w", err)
 	}
 	return c, nil
@@ -112,45 +113,66 @@ func clampCols(mask []bool, l Layer) ([]int, error) {
 	return cols, nil
 }
 
-// sampleLayer draws the states x (B×width) of layer l given its inputs,
-// keeping the clamped columns.
-func (c *Chains) sampleLayer(l Layer, in []float64, x *mat.Dense, mask []bool) error {
-	cols, err := clampCols(mask, l)
-	if err != nil {
-		return err
+// half is one half of a sweep: sampling the states x of layer l (width w,
+// clamped columns keep) given the states src (width k) of the other layer,
+// through the inputs in = src·W (trans false) or src·Wᵀ.
+type half struct {
+	l     Layer
+	x     []float64
+	w     int
+	keep  []int
+	src   []float64
+	k     int
+	trans bool
+	in    []float64
+}
+
+// halves returns the hidden (h | v) and visible (v | h) halves of a sweep.
+func (c *Chains) halves() (hid, vis half, err error) {
+	m := c.Model
+	nv, nh := Width(m.Visible), Width(m.Hidden)
+	v, h := c.V.RawMatrix().Data, c.H.RawMatrix().Data
+	hid = half{l: m.Hidden, x: h, w: nh, src: v, k: nv, in: c.inH}
+	vis = half{l: m.Visible, x: v, w: nv, src: h, k: nh, trans: true, in: c.inV}
+	if hid.keep, err = clampCols(c.ClampHidden, m.Hidden); err != nil {
+		return hid, vis, fmt.Errorf("ClampHidden: %w", err)
 	}
-	w := Width(l)
-	data := x.RawMatrix().Data
-	b := c.Len()
-	return forBlocks(b, c.rngs, func(r0, r1 int, rng *rand.Rand) error {
-		var keep []float64
-		if len(cols) > 0 {
-			keep = make([]float64, 0, (r1-r0)*len(cols))
-			for r := r0; r < r1; r++ {
-				for _, j := range cols {
-					keep = append(keep, data[r*w+j])
-				}
+	if vis.keep, err = clampCols(c.ClampVisible, m.Visible); err != nil {
+		return hid, vis, fmt.Errorf("ClampVisible: %w", err)
+	}
+	return hid, vis, nil
+}
+
+// step runs half s on the rows [r0, r1): their product, then their
+// sampling block by block (each block with its own stream), keeping the
+// clamped columns.
+func (c *Chains) step(s half, r0, r1 int) error {
+	c.product(s.src[r0*s.k:r1*s.k], r1-r0, s.trans, s.in[r0*s.w:r1*s.w], r0*max(s.k, s.w))
+	return eachBlock(r0, r1, c.rngs, func(b0, b1 int, rng *rand.Rand) error {
+		var kept []float64
+		for r := b0; r < b1; r++ {
+			for _, j := range s.keep {
+				kept = append(kept, s.x[r*s.w+j])
 			}
 		}
-		if err := l.Sample(rng, in[r0*w:r1*w], data[r0*w:r1*w], c.Beta); err != nil {
+		if err := s.l.Sample(rng, s.in[b0*s.w:b1*s.w], s.x[b0*s.w:b1*s.w], c.Beta); err != nil {
 			return err
 		}
-		k := 0
-		for r := r0; r < r1; r++ {
-			for _, j := range cols {
-				data[r*w+j] = keep[k]
-				k++
+		for r := b0; r < b1; r++ {
+			for _, j := range s.keep {
+				s.x[r*s.w+j], kept = kept[0], kept[1:]
 			}
 		}
 		return nil
 	})
 }
 
-// product sets out = x·W (trans false) or x·Wᵀ, in float64 or, with
-// Float32, through sgemm on the float32 copy of W made by Sweep.
-func (c *Chains) product(x []float64, trans bool, out []float64) {
+// product sets out = x·W (trans false) or x·Wᵀ for the rows of x, in
+// float64 or, with Float32, through sgemm on the float32 copy of W made by
+// Sweep, with the float32 operands in Sweep's buffers x32 and in32 from
+// offset off (the ranges of concurrent calls do not overlap).
+func (c *Chains) product(x []float64, rows int, trans bool, out []float64, off int) {
 	w := c.Model.W.RawMatrix()
-	rows := c.Len()
 	if !c.Float32 {
 		gemm(x, rows, w, trans, out)
 		return
@@ -159,46 +181,24 @@ func (c *Chains) product(x []float64, trans bool, out []float64) {
 	if trans {
 		k, n, t = n, k, blas.Trans
 	}
-	if rows == 0 || n == 0 || k == 0 {
+	if rows == 0 || n == 0 {
+		return
+	}
+	if k == 0 {
 		clear(out)
 		return
 	}
-	c.x32 = toFloat32(c.x32, x)
-	if cap(c.in32) < len(out) {
-		c.in32 = make([]float32, len(out))
+	x32, in32 := c.x32[off:off+len(x)], c.in32[off:off+len(out)]
+	for i, v := range x {
+		x32[i] = float32(v)
 	}
-	in32 := c.in32[:len(out)]
 	blas32.Gemm(blas.NoTrans, t, 1,
-		blas32.General{Rows: rows, Cols: k, Stride: k, Data: c.x32},
+		blas32.General{Rows: rows, Cols: k, Stride: k, Data: x32},
 		blas32.General{Rows: w.Rows, Cols: w.Cols, Stride: w.Cols, Data: c.w32}, 0,
 		blas32.General{Rows: rows, Cols: n, Stride: n, Data: in32})
 	for i, v := range in32 {
 		out[i] = float64(v)
 	}
-}
-
-// toFloat32 converts x into buf (grown as needed).
-func toFloat32(buf []float32, x []float64) []float32 {
-	if cap(buf) < len(x) {
-		buf = make([]float32, len(x))
-	}
-	buf = buf[:len(x)]
-	for i, v := range x {
-		buf[i] = float32(v)
-	}
-	return buf
-}
-
-func (c *Chains) sampleHidden() error {
-	m := c.Model
-	c.product(c.V.RawMatrix().Data, false, c.inH)
-	return c.sampleLayer(m.Hidden, c.inH, c.H, c.ClampHidden)
-}
-
-func (c *Chains) sampleVisible() error {
-	m := c.Model
-	c.product(c.H.RawMatrix().Data, true, c.inV)
-	return c.sampleLayer(m.Visible, c.inV, c.V, c.ClampVisible)
 }
 
 // checkShapes verifies that V and H (which callers may replace) are
@@ -219,9 +219,15 @@ func (c *Chains) checkShapes() error {
 }
 
 // Sweep performs one block-Gibbs sweep (h | v, then v | h) on every chain.
+// The chains are split into one range per core; each range runs its own
+// two products and samplings.
 func (c *Chains) Sweep() error {
 	if err := c.checkShapes(); err != nil {
 		return err
+	}
+	hid, vis, err := c.halves()
+	if err != nil {
+		return fmt.Errorf("rbm: sweep %d: %w", c.sweeps+1, err)
 	}
 	if c.Float32 {
 		w := c.Model.W.RawMatrix()
@@ -229,12 +235,22 @@ func (c *Chains) Sweep() error {
 			return fmt.Errorf("rbm: chains: Float32 needs contiguous weights (stride %d, %d columns)", w.Stride, w.Cols)
 		}
 		c.w32 = toFloat32(c.w32, w.Data[:w.Rows*w.Cols])
+		n := c.Len() * max(hid.w, vis.w)
+		if len(c.x32) < n {
+			c.x32, c.in32 = make([]float32, n), make([]float32, n)
+		}
 	}
-	if err := c.sampleHidden(); err != nil {
-		return fmt.Errorf("rbm: sweep %d: hidden: %w", c.sweeps+1, err)
-	}
-	if err := c.sampleVisible(); err != nil {
-		return fmt.Errorf("rbm: sweep %d: visible: %w", c.sweeps+1, err)
+	err = forRanges(c.Len(), func(r0, r1 int) error {
+		if err := c.step(hid, r0, r1); err != nil {
+			return fmt.Errorf("hidden: %w", err)
+		}
+		if err := c.step(vis, r0, r1); err != nil {
+			return fmt.Errorf("visible: %w", err)
+		}
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("rbm: sweep %d: %w", c.sweeps+1, err)
 	}
 	c.sweeps++
 	return nil
@@ -275,4 +291,16 @@ func checkFinite(x []float64, what string) error {
 		}
 	}
 	return nil
+}
+
+// toFloat32 converts x into buf (grown as needed).
+func toFloat32(buf []float32, x []float64) []float32 {
+	if cap(buf) < len(x) {
+		buf = make([]float32, len(x))
+	}
+	buf = buf[:len(x)]
+	for i, v := range x {
+		buf[i] = float32(v)
+	}
+	return buf
 }

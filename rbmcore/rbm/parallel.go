@@ -2,17 +2,16 @@ package rbm
 
 import (
 	"math/rand/v2"
-	"runtime"
-	"sync"
-	"sync/atomic"
 
-	"github.com/harmonium-rbm/harmonium/rbmcore/internal/guard"
+	"github.com/harmonium-rbm/harmonium/rbmcore/internal/workers"
 )
 
-// blockRows is the number of chains that share one random stream. Streams
-// belong to fixed row blocks, not to goroutines, so results depend only on
-// the seed, never on the number of cores.
-const blockRows = 16
+// blockRows is the number of chains (rows) that share one random stream.
+// Streams belong to fixed row blocks, not to goroutines, so results depend
+// only on the seed, never on the number of cores. Blocks are small so that
+// the rows split evenly over the cores (workers.ForRanges splits at block
+// bounds).
+const blockRows = 4
 
 // paddedPCG keeps each generator's state on its own cache lines: the
 // states of neighbouring blocks are updated by different cores, and sharing
@@ -35,43 +34,28 @@ func streams(seed uint64, rows int, salt uint64) []*rand.Rand {
 	return r
 }
 
-// forBlocks runs f on every row block [r0, r1) with that block's generator,
-// spread over GOMAXPROCS goroutines, and returns the first error. A panic in
-// f (e.g. in a Layer implemented by the user) is returned as an error, on
-// one core as on several, instead of ending the process.
-func forBlocks(rows int, rngs []*rand.Rand, fn func(r0, r1 int, rng *rand.Rand) error) error {
-	f := func(r0, r1 int, rng *rand.Rand) error {
-		return guard.Call(func() error { return fn(r0, r1, rng) })
-	}
-	n := len(rngs)
-	workers := min(runtime.GOMAXPROCS(0), n)
-	if workers <= 1 {
-		for k := 0; k < n; k++ {
-			if err := f(k*blockRows, min((k+1)*blockRows, rows), rngs[k]); err != nil {
-				return err
-			}
+// forRanges splits rows into one contiguous range of whole blocks per core
+// and runs fn on each range concurrently (workers.ForRanges: BLAS calls in
+// fn are single-threaded, a panic is returned as an error). A range does
+// its own matrix products and sampling, with no barrier in between.
+func forRanges(rows int, fn func(r0, r1 int) error) error {
+	return workers.ForRanges(rows, blockRows, fn)
+}
+
+// eachBlock runs fn on the row blocks of [r0, r1) (r0 a block bound) in
+// order, each with its block's generator.
+func eachBlock(r0, r1 int, rngs []*rand.Rand, fn func(b0, b1 int, rng *rand.Rand) error) error {
+	for b0 := r0; b0 < r1; b0 += blockRows {
+		if err := fn(b0, min(b0+blockRows, r1), rngs[b0/blockRows]); err != nil {
+			return err
 		}
-		return nil
 	}
-	var next atomic.Int64
-	var once sync.Once
-	var first error
-	var wg sync.WaitGroup
-	for w := 0; w < workers; w++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for {
-				k := int(next.Add(1) - 1)
-				if k >= n {
-					return
-				}
-				if err := f(k*blockRows, min((k+1)*blockRows, rows), rngs[k]); err != nil {
-					once.Do(func() { first = err })
-				}
-			}
-		}()
-	}
-	wg.Wait()
-	return first
+	return nil
+}
+
+// forBlocks runs fn on every row block [r0, r1) with that block's
+// generator, the blocks spread over the cores (forRanges), and returns the
+// first error.
+func forBlocks(rows int, rngs []*rand.Rand, fn func(r0, r1 int, rng *rand.Rand) error) error {
+	return forRanges(rows, func(r0, r1 int) error { return eachBlock(r0, r1, rngs, fn) })
 }
