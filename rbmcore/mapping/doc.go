@@ -49,13 +49,17 @@
 // J = U diag(e^θ) Uᵀ with u = e^w − 1; Step, the exact form
 // J_kl = Σ_µ log(1 + y_kµ y_lµ), y = (e^w − 1) e^{θ/2}/(1 + e^{w+θ}), whose
 // log1p series is a sum of symmetric rank-M updates Σ_q ((−1)^{q+1}/q) Y_q Y_qᵀ
-// (Y_q = y^q elementwise); ReLU, the Taylor expansion of each unit's CGF in
-// the weights, Σ_q E_q A_qᵀ with A_q = a^q and E_q the expansion coefficients,
-// at an order chosen per unit from its largest weight, the radius of
-// convergence of its CGF and its actual Taylor coefficients (double precision).
-// Units whose weights are too large for a series (|y_k y_l| ≳ 0.09 for Step,
-// |w| ≳ 1 for ReLU) and other kinds are evaluated elementwise (log1p, or the
-// four-point sum), in parallel over all cores in blocks of rows.
+// (Y_q = y^q elementwise); ReLU, a low-rank factorisation of each unit's
+// pair term: its double Taylor series in the two weights is a symmetric
+// (Hankel-like) coefficient matrix whose eigenvalues decay about as fast as
+// the terms, so keeping the eigenpairs above 2⁻⁵⁰ of the first-order
+// coefficient gives J += Z₊Z₊ᵀ − Z₋Z₋ᵀ with 3–12 columns per unit (two
+// symmetric rank updates; errors of a few ulps relative to each pair's
+// first-order term κ₂ w_k w_l).
+// Units whose weights are too large for a series (|y_k y_l| ≳ 0.09 for Step;
+// |w|/√γ ≳ 0.3 r for ReLU, r ≥ 2.8 the radius of convergence of its CGF) and
+// other kinds are evaluated elementwise (log1p, or the four-point sum), in
+// parallel over all cores in blocks of rows.
 //
 // Interrupts and callbacks. Long computations check their context every few
 // milliseconds; a nil context, and the shortcuts without one (Pairwise, All,

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/harmonium-rbm/harmonium/rbmcore/internal/mathx"
+	"github.com/harmonium-rbm/harmonium/rbmcore/internal/workers"
 	"github.com/harmonium-rbm/harmonium/rbmcore/rbm"
 	"gonum.org/v1/gonum/blas"
 	"gonum.org/v1/gonum/blas/blas64"
@@ -24,11 +25,13 @@ import (
 // (J = W diag(1/γ) Wᵀ, J = U diag(e^θ) Uᵀ with u = e^w − 1); Step (and spin)
 // units use the exact form J_kl = Σ_µ log(1 + y_kµ y_lµ),
 // y = (e^w − 1) e^{θ/2} / (1 + e^{w+θ}), through its log1p series as rank
-// updates, or elementwise for units with large weights; ReLU units a Taylor
-// expansion of each unit's CGF in the weights (exact to double precision) as
-// matrix products when the unit's weights are small against its radius of
-// convergence, the 4-point Möbius sum otherwise; other kinds the 4-point sum
-// through the layer's CGF. See the package doc.
+// updates, or elementwise for units with large weights; ReLU units a
+// low-rank factorisation of the double Taylor series of each unit's pair
+// term (see lowrank.go; errors of a few ulps relative to each pair's
+// first-order term) as symmetric rank updates when the unit's weights are
+// small against the radius of convergence of its CGF, the 4-point Möbius sum
+// otherwise; other kinds the 4-point sum through the layer's CGF. See the
+// package doc.
 func (mp *Mapper) Pairwise(ctx context.Context) (*mat.Dense, error) {
 	ctx = rbm.ContextOrDefault(ctx)
 	n, m := mp.n, mp.m
@@ -91,19 +94,23 @@ const pairBlock = 8
 
 // unitPrep is the per-unit data of the pairwise kernels.
 type unitPrep struct {
-	mode  int       // prepSkip, prepLog1p, prepSeries, prepTaylor, prepDirect
-	y     []float64 // Step: y_kµ; ReLU: scaled weights a_kµ (length N)
-	order int       // series order (Step: in y_k y_l; ReLU: in a_l)
-	inner int       // ReLU: order in a_k of the coefficients
+	mode  int       // prepSkip, prepLog1p, prepSeries, prepLowRank, prepDirect, prepCGF
+	y     []float64 // Step: y_kµ; ReLU: scaled weights a_kµ; other kinds: Γ(w_kµ), Γ(0)
+	order int       // Step: series order in y_k y_l
+	// ReLU low rank (see lowrank.go): coefficients of the factor
+	// polynomials in t = a/amax, (L+1)×rank row-major, npos positive first.
+	basis      []float64
+	amax       float64
+	rank, npos int
 }
 
 const (
-	prepSkip   = iota
-	prepLog1p  // Step, elementwise log1p(y_k y_l)
-	prepSeries // Step, log1p series through matrix products
-	prepTaylor // ReLU, Taylor expansion through matrix products
-	prepDirect // four-corner sums
-	prepCGF    // other kinds: the layer's CGF, one vectorised call per row
+	prepSkip    = iota
+	prepLog1p   // Step, elementwise log1p(y_k y_l)
+	prepSeries  // Step, log1p series through matrix products
+	prepLowRank // ReLU, low-rank factorisation of the double Taylor series
+	prepDirect  // four-corner sums
+	prepCGF     // other kinds: the layer's CGF, one vectorised call per row
 )
 
 // maxLog1pOrder caps the series order for Step units (|y_k y_l| ≲ 0.09);
@@ -111,83 +118,78 @@ const (
 const maxLog1pOrder = 16
 
 func (mp *Mapper) prepareUnits() ([]unitPrep, error) {
-	n, m, h := mp.n, mp.m, mp.h
-	preps := make([]unitPrep, m)
-	for mu := 0; mu < m; mu++ {
-		p := &preps[mu]
-		col := mp.wt[mu*n : (mu+1)*n]
-		amax := 0.0
-		for _, x := range col {
-			amax = math.Max(amax, math.Abs(x))
+	preps := make([]unitPrep, mp.m)
+	// Units are independent (the ReLU factorisations cost ~0.1 ms each).
+	err := workers.ForRanges(mp.m, 16, func(u0, u1 int) error {
+		for mu := u0; mu < u1; mu++ {
+			if err := mp.prepareUnit(mu, &preps[mu]); err != nil {
+				return err
+			}
 		}
-		if amax == 0 {
-			continue
-		}
-		switch h.fam {
-		case famBinary, famSpin:
-			p.y = make([]float64, n)
-			x0, sc := h.x0[mu], h.scale[mu]
-			ymax := 0.0
-			for k, w := range col {
-				a := w * sc
-				p.y[k] = math.Expm1(a) * math.Exp(0.5*x0-mathx.Softplus(x0+a))
-				if !isFinite(p.y[k]) {
-					return nil, fmt.Errorf("mapping: Pairwise: weight W[%d][%d] = %v overflows", k, mu, w)
-				}
-				ymax = math.Max(ymax, math.Abs(p.y[k]))
-			}
-			// log1p(x) = Σ_{q≤d} (−1)^{q+1} xᵍ/q with x^d/(d+1) < 1e-17.
-			p.mode = prepLog1p
-			if x := ymax * ymax; x < 1 {
-				for d := 1; d <= maxLog1pOrder; d++ {
-					if math.Pow(x, float64(d))/float64(d+1) < 1e-17 {
-						p.mode, p.order = prepSeries, d
-						break
-					}
-				}
-			}
-		case famReLU:
-			p.y = make([]float64, n)
-			for k, w := range col {
-				p.y[k] = w * h.scale[mu]
-			}
-			// T(a_k, a_l) = Σ_q e_q(k) a_lᵍ is the expansion around x0 + a_k,
-			// converging like (A/(R − A))ᵍ; e_q(k) = Σ_r C(q+r, q) g_{q+r} a_kʳ
-			// (jets at x0) like C(q+r, q)(A/R)ʳ.
-			a := amax * h.scale[mu]
-			r := radius(famReLU, h.x0[mu])
-			p.mode = prepDirect
-			if a < r/3 {
-				rho := a / (r - a)
-				d := 1
-				for ; d < maxJet/2; d++ {
-					if math.Pow(rho, float64(d))*float64(d+1) < 1e-17 {
-						break
-					}
-				}
-				inner := 1
-				for ; d+inner < maxJet; inner++ {
-					if binom(d+inner, d)*math.Pow(a/r, float64(inner)) < 1e-17 {
-						break
-					}
-				}
-				if d < maxJet/2 && d+inner < maxJet {
-					p.mode, p.order, p.inner = prepTaylor, tightOrder(h.jets[mu], a, d, inner), inner
-				}
-			}
-		default:
-			// Γ at every single-site input, once per unit.
-			p.mode = prepCGF
-			p.y = make([]float64, n+1)
-			in := make([]float64, n+1)
-			for k, w := range col {
-				in[k] = h.off[mu] + w
-			}
-			in[n] = h.off[mu]
-			h.layer.UnitCGF(mu, in, p.y)
-		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
 	}
 	return preps, nil
+}
+
+// prepareUnit chooses the pairwise kernel of unit mu and fills p.
+func (mp *Mapper) prepareUnit(mu int, p *unitPrep) error {
+	n, h := mp.n, mp.h
+	col := mp.wt[mu*n : (mu+1)*n]
+	amax := 0.0
+	for _, x := range col {
+		amax = math.Max(amax, math.Abs(x))
+	}
+	if amax == 0 {
+		return nil
+	}
+	switch h.fam {
+	case famBinary, famSpin:
+		p.y = make([]float64, n)
+		x0, sc := h.x0[mu], h.scale[mu]
+		ymax := 0.0
+		for k, w := range col {
+			a := w * sc
+			p.y[k] = math.Expm1(a) * math.Exp(0.5*x0-mathx.Softplus(x0+a))
+			if !isFinite(p.y[k]) {
+				return fmt.Errorf("mapping: Pairwise: weight W[%d][%d] = %v overflows", k, mu, w)
+			}
+			ymax = math.Max(ymax, math.Abs(p.y[k]))
+		}
+		// log1p(x) = Σ_{q≤d} (−1)^{q+1} xᵍ/q with x^d/(d+1) < 1e-17.
+		p.mode = prepLog1p
+		if x := ymax * ymax; x < 1 {
+			for d := 1; d <= maxLog1pOrder; d++ {
+				if math.Pow(x, float64(d))/float64(d+1) < 1e-17 {
+					p.mode, p.order = prepSeries, d
+					break
+				}
+			}
+		}
+	case famReLU:
+		p.y = make([]float64, n)
+		for k, w := range col {
+			p.y[k] = w * h.scale[mu]
+		}
+		p.amax = amax * h.scale[mu]
+		p.mode = prepDirect
+		if basis, rank, npos, ok := lowRankFactor(h.jets[mu], p.amax); ok {
+			p.mode, p.basis, p.rank, p.npos = prepLowRank, basis, rank, npos
+		}
+	default:
+		// Γ at every single-site input, once per unit.
+		p.mode = prepCGF
+		p.y = make([]float64, n+1)
+		in := make([]float64, n+1)
+		for k, w := range col {
+			in[k] = h.off[mu] + w
+		}
+		in[n] = h.off[mu]
+		h.layer.UnitCGF(mu, in, p.y)
+	}
+	return nil
 }
 
 // pairwiseElementwise fills the upper triangle of j (N×N row-major).
@@ -197,6 +199,9 @@ func (mp *Mapper) pairwiseElementwise(ctx context.Context, j []float64) error {
 		return err
 	}
 	if err := mp.pairwiseProducts(ctx, preps, j); err != nil {
+		return err
+	}
+	if err := mp.pairwiseLowRank(ctx, preps, j); err != nil {
 		return err
 	}
 	n := mp.n
@@ -342,31 +347,6 @@ func (mp *Mapper) pairUnit(c *unitCalc, p *unitPrep, mu, k0, k1 int, j []float64
 	}
 }
 
-// tightOrder lowers the a-priori Taylor order d of a ReLU unit to the last
-// order whose terms, evaluated with the unit's actual coefficients at the
-// extreme weights ±a, exceed 1e-18 of the first-order term.
-func tightOrder(g []float64, a float64, d, inner int) int {
-	var first float64
-	last := 1
-	for q := 1; q <= d; q++ {
-		var t float64
-		for _, ak := range [2]float64{a, -a} {
-			s := 0.0
-			for r := inner; r >= 1; r-- {
-				s = s*ak + binom(q+r, q)*g[q+r]
-			}
-			t = math.Max(t, math.Abs(s*ak)*math.Pow(a, float64(q)))
-		}
-		if q == 1 {
-			first = t
-		}
-		if t > 1e-18*first {
-			last = q
-		}
-	}
-	return last
-}
-
 // binom returns the binomial coefficient C(n, k) for n ≤ 2·maxJet.
 func binom(n, k int) float64 { return binomTable[n][k] }
 
@@ -382,21 +362,18 @@ var binomTable = func() [][]float64 {
 	return t
 }()
 
-// pairwiseProducts adds the contributions of the series units (Step
-// prepSeries, ReLU prepTaylor) to J through matrix products: with the units
-// sorted by decreasing order, order q involves the first M_q of them,
+// pairwiseProducts adds the contributions of the Step series units
+// (prepSeries) to J through symmetric rank updates: with the units sorted by
+// decreasing order, order q involves the first M_q of them,
 //
-//	Step: J += ((−1)^{q+1}/q) Y_q Y_qᵀ,  (Y_q)_kµ = y_kµᵍ   (symmetric rank-M_q update)
-//	ReLU: J += E_q A_qᵀ,  (E_q)_kµ = e_q(k, µ), (A_q)_lµ = a_lµᵍ
+//	J += ((−1)^{q+1}/q) Y_q Y_qᵀ,  (Y_q)_kµ = y_kµᵍ.
 //
-// where e_q(k, µ) = Σ_r C(q+r, q) g_{q+r} a_kµʳ are the Taylor coefficients,
-// in powers of a_l, of the pair term around x0 + a_k. Only the upper triangle
-// of j is meaningful afterwards.
+// Only the upper triangle of j is meaningful afterwards.
 func (mp *Mapper) pairwiseProducts(ctx context.Context, preps []unitPrep, j []float64) error {
 	n := mp.n
 	var units []int
 	for mu, p := range preps {
-		if p.mode == prepSeries || p.mode == prepTaylor {
+		if p.mode == prepSeries {
 			units = append(units, mu)
 		}
 	}
@@ -406,18 +383,13 @@ func (mp *Mapper) pairwiseProducts(ctx context.Context, preps []unitPrep, j []fl
 	sort.SliceStable(units, func(a, b int) bool { return preps[units[a]].order > preps[units[b]].order })
 	ms := len(units)
 	maxOrder := preps[units[0]].order
-	pow := make([]float64, n*ms) // y^q or a^q
+	pow := make([]float64, n*ms) // y^q
 	for c, mu := range units {
 		for k, y := range preps[mu].y {
 			pow[k*ms+c] = y
 		}
 	}
 	base := append([]float64(nil), pow...)
-	var e []float64
-	if mp.h.fam == famReLU {
-		e = make([]float64, n*ms)
-	}
-	jm := blas64.General{Rows: n, Cols: n, Stride: n, Data: j}
 	for q := 1; q <= maxOrder; q++ {
 		if err := ctx.Err(); err != nil {
 			return fmt.Errorf("mapping: Pairwise interrupted at order %d of %d: %w", q, maxOrder, err)
@@ -431,27 +403,12 @@ func (mp *Mapper) pairwiseProducts(ctx context.Context, preps []unitPrep, j []fl
 				}
 			}
 		}
-		pq := blas64.General{Rows: n, Cols: mq, Stride: ms, Data: pow}
-		if e == nil {
-			coef := 1 / float64(q)
-			if q%2 == 0 {
-				coef = -coef
-			}
-			blas64.Syrk(blas.NoTrans, coef, pq, 1, blas64.Symmetric{Uplo: blas.Upper, N: n, Stride: n, Data: j})
-		} else {
-			for c := 0; c < mq; c++ {
-				mu := units[c]
-				g, inner := mp.h.jets[mu], preps[mu].inner
-				for k, ak := range preps[mu].y {
-					s := 0.0
-					for r := inner; r >= 1; r-- {
-						s = s*ak + binom(q+r, q)*g[q+r]
-					}
-					e[k*ms+c] = s * ak
-				}
-			}
-			blas64.Gemm(blas.NoTrans, blas.Trans, 1, blas64.General{Rows: n, Cols: mq, Stride: ms, Data: e}, pq, 1, jm)
+		coef := 1 / float64(q)
+		if q%2 == 0 {
+			coef = -coef
 		}
+		blas64.Syrk(blas.NoTrans, coef, blas64.General{Rows: n, Cols: mq, Stride: ms, Data: pow}, 1,
+			blas64.Symmetric{Uplo: blas.Upper, N: n, Stride: n, Data: j})
 		if mp.Progress != nil {
 			mp.Progress(q, maxOrder)
 		}
