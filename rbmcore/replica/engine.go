@@ -428,7 +428,7 @@ func (e *engine) relax(ctx context.Context, eta, tol float64, maxIter int) (int,
 			}
 		}
 		e.weights()
-		e.loadStates(e.mattis())
+		e.loadStates(e.mattis(nil))
 		_, r21, rs := e.eval()
 		res = r21
 		if e.mode == DataSpan {

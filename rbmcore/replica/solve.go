@@ -308,7 +308,7 @@ func (e *engine) sameStates(st []rawState) bool {
 func (e *engine) solve(ctx context.Context, p *Problem, predicted []rawState) (*Solution, error) {
 	st := predicted
 	if st == nil {
-		st = e.mattis()
+		st = e.mattis(nil)
 	}
 	steps := 0
 	var found []rawState
@@ -326,9 +326,10 @@ func (e *engine) solve(ctx context.Context, p *Problem, predicted []rawState) (*
 			return nil, fmt.Errorf("replica: γ = %g, Ω = %d: %w", p.Gamma, e.om, err)
 		}
 		e.weights()
-		found = e.mattis()
+		stable, allStable := e.stableStates()
+		found = e.mattis(stable)
 		var same bool
-		if st, same = e.nextStates(found); same {
+		if st, same = nextStates(stable, allStable, found); same {
 			break
 		}
 	}

@@ -18,7 +18,11 @@ const (
 	stateMergeTol  = 1e-6  // states closer than this (mod sign) are one state
 	blockMergeTol  = 1e-9  // blocks closer than this (relative, mod sign) are one block
 	stateNewtonMax = 50
-	stateNear      = 1e-7 // an iterate this close to a known state (mod sign) joins it
+	knownStep      = 1e-3 // Mattis sweeps this slow …
+	knownNear      = 1e-2 // … this close to a known stable state (mod sign) join it
+	knownFar       = 0.1  // … or this close and heading straight for it (headsFor)
+	knownCos       = 0.99
+	stateNear      = 1e-7 // an iterate this close to a state found earlier (mod sign) joins it
 )
 
 // rawState is one saddle point of Eq. 20 in class/block variables.
@@ -32,14 +36,19 @@ type rawState struct {
 // which never increases the mean-field free energy) started at each data
 // point in turn (Mattis states, Appendix F), polished by Newton's method on
 // the B hidden magnetisations. Mirror states (−v, −h) and coinciding states
-// are merged; paramagnetic limits are dropped.
-func (e *engine) mattis() []rawState {
+// are merged; paramagnetic limits are dropped. known holds exact stable
+// saddle points at the current weights (the solved states, or nil): an
+// iteration that settles next to one of them (step below knownStep and
+// headsFor it) is assigned to it without further sweeps, the state being
+// returned exactly as known.
+func (e *engine) mattis(known []rawState) []rawState {
 	k, c, nb := e.k, e.c, e.b
 	f, sig := e.cl.F, e.cl.Sigma
 	v := make([]float64, c)
 	h := make([]float64, nb)
 	hn := make([]float64, nb)
 	hp := make([]float64, nb)
+	step := make([]float64, nb)
 	var out []rawState
 	field := func() { // v ← tanh(α Σ_b φ_b u^b h_b)
 		for j := 0; j < c; j++ {
@@ -64,17 +73,45 @@ func (e *engine) mattis() []rawState {
 			v[j] = sig[j*k+l]
 		}
 		hidden(h)
-		early := -1
+		early, joined := -1, -1
+		dPrev := math.Inf(1)
 		for it := 0; it < stateIterMax; it++ {
 			field()
 			hidden(hn)
 			d := 0.0
 			for b := range h {
-				d = math.Max(d, math.Abs(hn[b]-h[b]))
+				step[b] = hn[b] - h[b]
+				d = math.Max(d, math.Abs(step[b]))
 			}
 			copy(h, hn)
 			if d < stateIterTol {
 				break
+			}
+			if d < knownStep {
+				for i := range known {
+					if headsFor(known[i].h, h, step, d/dPrev) {
+						early = i
+						break
+					}
+				}
+				if early >= 0 {
+					break
+				}
+			}
+			dPrev = d
+			// Deep inside the basin of a state found from an earlier data
+			// point (contracting steps, within stateNear of it): it
+			// converges there.
+			if it%8 == 7 && d < stateNear {
+				for i := range out {
+					if hDist(out[i].h, h) < stateNear {
+						joined = i
+						break
+					}
+				}
+				if joined >= 0 {
+					break
+				}
 			}
 			// Slow linear convergence (near a transition): polish by Newton
 			// and accept a nearby stable fixed point.
@@ -85,25 +122,16 @@ func (e *engine) mattis() []rawState {
 					break
 				}
 			}
-			// Deep inside the basin of a state already found (contracting
-			// steps, within stateNear of it): it converges there.
-			if it%8 == 7 && d < stateNear {
-				for i := range out {
-					if hDist(out[i].h, h) < stateNear {
-						early = i
-						break
-					}
-				}
-				if early >= 0 {
-					break
-				}
-			}
 		}
-		if early >= 0 {
-			out[early].from = append(out[early].from, l)
+		if joined >= 0 {
+			out[joined].from = append(out[joined].from, l)
 			continue
 		}
-		e.polishState(h)
+		if early >= 0 {
+			copy(h, known[early].h)
+		} else {
+			e.polishState(h)
+		}
 		field()
 		mx := 0.0
 		for _, x := range h {
@@ -141,6 +169,52 @@ func (e *engine) mattis() []rawState {
 		}
 	}
 	return out
+}
+
+// headsFor reports whether an iterate h of the alternating iteration, whose
+// last step was step (max-norm below knownStep) with contraction ratio rho
+// (this step's max-norm over the previous one's), converges to the stable
+// state t (up to sign): h is within knownNear of t, or, under slow linear
+// convergence (near a transition, where the remaining distance
+// |step|·ρ/(1−ρ) can exceed knownNear), within knownFar of t, within three
+// times the remaining distance, and moving straight towards it (cosine of
+// step and t − h above knownCos).
+func headsFor(t, h, step []float64, rho float64) bool {
+	sgn := 1.0
+	if dp, dm := hDist1(t, h, 1), hDist1(t, h, -1); dm < dp {
+		sgn = -1
+	}
+	dist := hDist1(t, h, sgn)
+	if dist < knownNear {
+		return true
+	}
+	if !(rho > 0 && rho < 1) {
+		return false
+	}
+	d := 0.0
+	for _, x := range step {
+		d = math.Max(d, math.Abs(x))
+	}
+	if rem := d * rho / (1 - rho); dist > knownFar || dist > 3*rem {
+		return false
+	}
+	dot, ss, tt := 0.0, 0.0, 0.0
+	for b := range h {
+		x := sgn*t[b] - h[b]
+		dot += step[b] * x
+		ss += step[b] * step[b]
+		tt += x * x
+	}
+	return dot > knownCos*math.Sqrt(ss*tt)
+}
+
+// hDist1 is the max-norm distance between sgn·a and b.
+func hDist1(a, b []float64, sgn float64) float64 {
+	d := 0.0
+	for i := range a {
+		d = math.Max(d, math.Abs(sgn*a[i]-b[i]))
+	}
+	return d
 }
 
 // stateDist is the max-norm distance between two states up to a global sign.
@@ -276,16 +350,15 @@ func (e *engine) stateStable(h []float64) bool {
 	return vals[len(vals)-1] < 1-1e-9
 }
 
-// nextStates returns the state set for the next round: the solved states
-// that are still stable (hysteresis: a state continued from the previous γ
-// persists while it is a free-energy minimum, even when no Mattis
-// initialisation reaches it any more) together with the states found by
-// the Mattis search; and whether it equals the solved set.
-func (e *engine) nextStates(found []rawState) ([]rawState, bool) {
+// stableStates returns the solved states that are still stable free-energy
+// minima (hysteresis: a state continued from the previous γ persists while
+// it is one, even when no Mattis initialisation reaches it any more), and
+// whether all solved states are.
+func (e *engine) stableStates() ([]rawState, bool) {
 	e.eval()
 	h := e.hOf()
-	var next []rawState
-	same := true
+	var out []rawState
+	all := true
 	for w := 0; w < e.om; w++ {
 		hw := h[w*e.b : (w+1)*e.b]
 		mx := 0.0
@@ -293,14 +366,24 @@ func (e *engine) nextStates(found []rawState) ([]rawState, bool) {
 			mx = math.Max(mx, math.Abs(x))
 		}
 		if mx < stateZero || !e.stateStable(hw) {
-			same = false
+			all = false
 			continue
 		}
-		next = append(next, rawState{v: append([]float64(nil), e.v[w*e.c:(w+1)*e.c]...), h: append([]float64(nil), hw...)})
+		out = append(out, rawState{v: append([]float64(nil), e.v[w*e.c:(w+1)*e.c]...), h: append([]float64(nil), hw...)})
 	}
+	return out, all
+}
+
+// nextStates returns the state set for the next round: the stable solved
+// states (stableStates; allStable whether all solved states are) together
+// with the states found by the Mattis search; and whether it equals the
+// solved set.
+func nextStates(stable []rawState, allStable bool, found []rawState) ([]rawState, bool) {
+	next := stable
+	same := allStable
 	for _, s := range found {
 		known := false
-		for _, t := range next {
+		for _, t := range stable {
 			if stateDist(s.v, s.h, t.v, t.h) < stateMergeTol {
 				known = true
 				break
