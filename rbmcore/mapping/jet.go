@@ -149,25 +149,7 @@ func (c *unitCalc) seriesUnit(kappa []float64, a []float64, maxN int) (float64, 
 	for _, x := range a {
 		abs += math.Abs(x)
 	}
-	// Cut the series where the bound |κ_n P_n| ≤ |κ_n/n!|(Σ|a|)ⁿ of the
-	// terms has stayed below 1e-18 of their running sum for three orders.
-	var bound float64
-	pw := math.Pow(abs, float64(s-1))
-	small, cut := 0, 0
-	for n := s; n <= maxN; n++ {
-		pw *= abs
-		b := math.Abs(kappa[n]*invFact[n]) * pw
-		bound += b
-		if b <= 1e-18*bound {
-			small++
-			if small >= 3 {
-				cut = n
-				break
-			}
-		} else {
-			small = 0
-		}
-	}
+	cut := seriesCut(kappa, abs, s, maxN)
 	if cut == 0 {
 		return 0, false
 	}
@@ -203,6 +185,31 @@ func (c *unitCalc) seriesUnit(kappa []float64, a []float64, maxN int) (float64, 
 		sum += kappa[n] * p[n]
 	}
 	return sum, true
+}
+
+// seriesCut returns the order at which the cumulant series of an order-s
+// term whose scaled weights have absolute sum at most abs is cut: where the
+// bound |κ_n P_n| ≤ |κ_n/n!| absⁿ of its terms has stayed below 1e-18 of
+// their running sum for three orders; 0 when that does not happen by order
+// maxN (0 too when maxN is 0).
+func seriesCut(kappa []float64, abs float64, s, maxN int) int {
+	var bound float64
+	pw := math.Pow(abs, float64(s-1))
+	small := 0
+	for n := s; n <= maxN; n++ {
+		pw *= abs
+		b := math.Abs(kappa[n]*invFact[n]) * pw
+		bound += b
+		if b <= 1e-18*bound {
+			small++
+			if small >= 3 {
+				return n
+			}
+		} else {
+			small = 0
+		}
+	}
+	return 0
 }
 
 // invN[n] = 1/n and invFact[n] = 1/n! for n ≤ maxJet.

@@ -197,25 +197,6 @@ func (mp *Mapper) Fields() ([]float64, error) {
 	return out, err
 }
 
-// Triplets returns I^(3) for every triple of the given sites (sorted and
-// de-duplicated first), in lexicographic order of the sorted triple.
-func (mp *Mapper) Triplets(ctx context.Context, sites []int) ([]Term, error) {
-	ctx = rbm.ContextOrDefault(ctx)
-	set, err := mp.checkSet(sites)
-	if err != nil {
-		return nil, err
-	}
-	var out []Term
-	for a := 0; a < len(set); a++ {
-		for b := a + 1; b < len(set); b++ {
-			for c := b + 1; c < len(set); c++ {
-				out = append(out, Term{Sites: []int{set[a], set[b], set[c]}})
-			}
-		}
-	}
-	return out, mp.fill(ctx, out)
-}
-
 // checkSet sorts and de-duplicates a list of sites, checking their range.
 func (mp *Mapper) checkSet(sites []int) ([]int, error) {
 	s := append([]int(nil), sites...)
