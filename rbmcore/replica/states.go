@@ -2,6 +2,8 @@ package replica
 
 import (
 	"math"
+	"runtime"
+	"sync"
 
 	"gonum.org/v1/gonum/mat"
 
@@ -22,7 +24,6 @@ const (
 	knownNear      = 1e-2 // … this close to a known stable state (mod sign) join it
 	knownFar       = 0.1  // … or this close and heading straight for it (headsFor)
 	knownCos       = 0.99
-	stateNear      = 1e-7 // an iterate this close to a state found earlier (mod sign) joins it
 )
 
 // rawState is one saddle point of Eq. 20 in class/block variables.
@@ -40,99 +41,32 @@ type rawState struct {
 // saddle points at the current weights (the solved states, or nil): an
 // iteration that settles next to one of them (step below knownStep and
 // headsFor it) is assigned to it without further sweeps, the state being
-// returned exactly as known.
+// returned exactly as known. The K searches are independent and run on up
+// to mattisWorkers goroutines; they are merged in data-point order, so the
+// result does not depend on the scheduling.
 func (e *engine) mattis(known []rawState) []rawState {
 	k, c, nb := e.k, e.c, e.b
 	f, sig := e.cl.F, e.cl.Sigma
-	v := make([]float64, c)
-	h := make([]float64, nb)
-	hn := make([]float64, nb)
-	hp := make([]float64, nb)
-	step := make([]float64, nb)
+	hs := make([]float64, k*nb) // the limit of each search
+	workers := min(mattisWorkers, k, runtime.GOMAXPROCS(0))
+	var wg sync.WaitGroup
+	for w := 1; w < workers; w++ {
+		wg.Add(1)
+		go func(w int) {
+			defer wg.Done()
+			for l := w; l < k; l += workers {
+				e.descend(l, known, hs[l*nb:(l+1)*nb])
+			}
+		}(w)
+	}
+	for l := 0; l < k; l += workers {
+		e.descend(l, known, hs[l*nb:(l+1)*nb])
+	}
+	wg.Wait()
 	var out []rawState
-	field := func() { // v ← tanh(α Σ_b φ_b u^b h_b)
-		for j := 0; j < c; j++ {
-			a := 0.0
-			for b := 0; b < nb; b++ {
-				a += e.phi[b] * e.u[b*c+j] * h[b]
-			}
-			v[j] = math.Tanh(e.alpha * a)
-		}
-	}
-	hidden := func(dst []float64) { // dst ← tanh(Σ_c f u^b v)
-		for b := 0; b < nb; b++ {
-			s := 0.0
-			for j := 0; j < c; j++ {
-				s += f[j] * e.u[b*c+j] * v[j]
-			}
-			dst[b] = math.Tanh(s)
-		}
-	}
+	v := make([]float64, c)
 	for l := 0; l < k; l++ {
-		for j := 0; j < c; j++ {
-			v[j] = sig[j*k+l]
-		}
-		hidden(h)
-		early, joined := -1, -1
-		dPrev := math.Inf(1)
-		for it := 0; it < stateIterMax; it++ {
-			field()
-			hidden(hn)
-			d := 0.0
-			for b := range h {
-				step[b] = hn[b] - h[b]
-				d = math.Max(d, math.Abs(step[b]))
-			}
-			copy(h, hn)
-			if d < stateIterTol {
-				break
-			}
-			if d < knownStep {
-				for i := range known {
-					if headsFor(known[i].h, h, step, d/dPrev) {
-						early = i
-						break
-					}
-				}
-				if early >= 0 {
-					break
-				}
-			}
-			dPrev = d
-			// Deep inside the basin of a state found from an earlier data
-			// point (contracting steps, within stateNear of it): it
-			// converges there.
-			if it%8 == 7 && d < stateNear {
-				for i := range out {
-					if hDist(out[i].h, h) < stateNear {
-						joined = i
-						break
-					}
-				}
-				if joined >= 0 {
-					break
-				}
-			}
-			// Slow linear convergence (near a transition): polish by Newton
-			// and accept a nearby stable fixed point.
-			if it%16 == 15 && d < 1e-3 {
-				copy(hp, h)
-				if r := e.polishState(hp); r < 1e-26 && hDist(hp, h) < 1e-2 && e.stateStable(hp) {
-					copy(h, hp)
-					break
-				}
-			}
-		}
-		if joined >= 0 {
-			out[joined].from = append(out[joined].from, l)
-			continue
-		}
-		if early >= 0 {
-			copy(h, known[early].h)
-		} else {
-			e.polishState(h)
-		}
-		field()
+		h := hs[l*nb : (l+1)*nb]
 		mx := 0.0
 		for _, x := range h {
 			mx = math.Max(mx, math.Abs(x))
@@ -140,6 +74,7 @@ func (e *engine) mattis(known []rawState) []rawState {
 		if mx < stateZero {
 			continue
 		}
+		e.visible(h, v)
 		// orient so that the overlap with the initial data point is ≥ 0
 		q := 0.0
 		for j := 0; j < c; j++ {
@@ -169,6 +104,84 @@ func (e *engine) mattis(known []rawState) []rawState {
 		}
 	}
 	return out
+}
+
+// mattisWorkers is the most goroutines a Mattis search uses.
+const mattisWorkers = 2
+
+// visible sets v ← tanh(α Σ_b φ_b u^b h_b).
+func (e *engine) visible(h, v []float64) {
+	c, nb := e.c, e.b
+	for j := 0; j < c; j++ {
+		a := 0.0
+		for b := 0; b < nb; b++ {
+			a += e.phi[b] * e.u[b*c+j] * h[b]
+		}
+		v[j] = math.Tanh(e.alpha * a)
+	}
+}
+
+// hidden sets h ← tanh(Σ_c f_c u^b_c v_c).
+func (e *engine) hidden(v, h []float64) {
+	c := e.c
+	f := e.cl.F
+	for b := range h {
+		ub := e.u[b*c : (b+1)*c]
+		s := 0.0
+		for j, x := range v {
+			s += f[j] * ub[j] * x
+		}
+		h[b] = math.Tanh(s)
+	}
+}
+
+// descend runs the alternating iteration from data point l and stores its
+// limit (hidden magnetisations, polished, or the known state it heads for)
+// in h. It only reads the engine, so searches may run concurrently.
+func (e *engine) descend(l int, known []rawState, h []float64) {
+	k, c, nb := e.k, e.c, e.b
+	sig := e.cl.Sigma
+	v := make([]float64, c)
+	hn := make([]float64, nb)
+	hp := make([]float64, nb)
+	step := make([]float64, nb)
+	for j := 0; j < c; j++ {
+		v[j] = sig[j*k+l]
+	}
+	e.hidden(v, h)
+	dPrev := math.Inf(1)
+	for it := 0; it < stateIterMax; it++ {
+		e.visible(h, v)
+		e.hidden(v, hn)
+		d := 0.0
+		for b := range h {
+			step[b] = hn[b] - h[b]
+			d = math.Max(d, math.Abs(step[b]))
+		}
+		copy(h, hn)
+		if d < stateIterTol {
+			break
+		}
+		if d < knownStep {
+			for i := range known {
+				if headsFor(known[i].h, h, step, d/dPrev) {
+					copy(h, known[i].h)
+					return
+				}
+			}
+		}
+		dPrev = d
+		// Slow linear convergence (near a transition): polish by Newton
+		// and accept a nearby stable fixed point.
+		if it%16 == 15 && d < 1e-3 {
+			copy(hp, h)
+			if r := e.polishState(hp); r < 1e-26 && hDist(hp, h) < 1e-2 && e.stateStable(hp) {
+				copy(h, hp)
+				return
+			}
+		}
+	}
+	e.polishState(h)
 }
 
 // headsFor reports whether an iterate h of the alternating iteration, whose
