@@ -32,38 +32,64 @@ const (
 // maxExactStates bounds the enumeration of Exact.
 const maxExactStates = 1 << 20
 
-// sampler provides the model phase of an update, on the engine's Gibbs
-// chains (rbm.Chains).
+// blockRows is the number of chains (rows) that share one random stream.
+// Streams belong to fixed row blocks, never to goroutines, so a run depends
+// only on its seed, not on the number of cores (workers.ForRanges splits
+// rows at block bounds).
+const blockRows = 4
+
+// paddedPCG keeps each generator's state on its own cache lines: the
+// states of neighbouring blocks are updated by different cores.
+type paddedPCG struct {
+	_   [64]byte
+	pcg rand.PCG
+	_   [64]byte
+}
+
+// sampler provides the model phase of an update. CD and PCD run their
+// block-Gibbs sweeps here, row-parallel (sweepRows), with one random
+// stream per block of blockRows chains; PT uses rbm.Tempering and Exact
+// the exact model average.
 type sampler struct {
 	method string
 	m      *rbm.RBM
-	rng    *rand.Rand
-	chains int
 	p      *products
-	// CD and PCD: the chains' visible states and buffers. The trainer runs
-	// these sweeps itself so that the products can run in float32 (the
-	// layers' own samplers draw the states); PT uses rbm.Tempering.
-	v, h, in, vin []float64
-	pt            *rbm.Tempering
-	cd            map[int]*rbm.Chains
+	// CD and PCD: the chains (CD: the minibatch rows). neg holds the
+	// visible states, their hidden inputs and means (the statistics), h the
+	// hidden states and vin the visible inputs. PCD's chain state is the
+	// pair (v, h), h drawn given v after the previous update's last
+	// half-sweep; see sweepRows.
+	neg    *phase
+	h, vin *buf
+	pcgs   []*paddedPCG
+	rngs   []*rand.Rand
+	pt     *rbm.Tempering
 	// Exact: every visible state and its probability
 	states  *mat.Dense
 	weights []float64
 }
 
-func newSampler(t *Trainer, m *rbm.RBM, p *products, rng *rand.Rand) (*sampler, error) {
-	s := &sampler{method: t.Method, m: m, p: p, rng: rng, chains: t.Chains}
+func newSampler(t *Trainer, m *rbm.RBM, p *products) (*sampler, error) {
+	s := &sampler{method: t.Method, m: m, p: p}
+	nv, nh := rbm.Width(m.Visible), rbm.Width(m.Hidden)
 	var err error
-	// Persistent chains start from independent samples of the visible layer
-	// alone (its fields only: the independent-site model after a data-based
-	// initialisation).
 	switch t.Method {
-	case CD:
-	case PCD:
-		s.resize(s.chains)
-		// Independent samples of the visible layer alone (zero input).
-		if e := m.Visible.Sample(rng, make([]float64, len(s.v)), s.v, 1); e != nil {
-			err = fmt.Errorf("initial chain states: %w", e)
+	case CD, PCD:
+		rows := t.Batch
+		if t.Method == PCD {
+			rows = t.Chains
+		}
+		s.neg = newPhase(rows, nv, nh, t.Float32, -1)
+		s.h, s.vin = newBuf(rows, nh, t.Float32), newBuf(rows, nv, t.Float32)
+		s.pcgs = make([]*paddedPCG, (rows+blockRows-1)/blockRows)
+		s.rngs = make([]*rand.Rand, len(s.pcgs))
+		for k := range s.pcgs {
+			s.pcgs[k] = new(paddedPCG)
+			s.pcgs[k].pcg.Seed(t.Seed, 0x7a11<<32|uint64(k))
+			s.rngs[k] = rand.New(&s.pcgs[k].pcg)
+		}
+		if t.Method == PCD {
+			err = s.startChains()
 		}
 	case PT:
 		betas := t.Betas
@@ -73,9 +99,17 @@ func newSampler(t *Trainer, m *rbm.RBM, p *products, rng *rand.Rand) (*sampler, 
 		if betas[len(betas)-1] != 1 {
 			return nil, fmt.Errorf("train: Betas = %v: the last inverse temperature must be 1", betas)
 		}
-		s.pt, err = rbm.NewTempering(m, betas, s.chains, t.Seed^0x7e39)
+		s.pt, err = rbm.NewTempering(m, betas, t.Chains, t.Seed^0x7e39)
+		if err == nil {
+			s.neg = newPhase(t.Chains, nv, nh, t.Float32, -1)
+		}
 	case Exact:
 		s.states, err = allStates(m.Visible)
+		if err == nil {
+			rows, _ := s.states.Dims()
+			s.neg = newPhase(rows, nv, nh, t.Float32, -1)
+			s.neg.v.f = s.states.RawMatrix().Data
+		}
 	default:
 		return nil, fmt.Errorf("train: unknown Method %q (want cd, pcd, pt or exact)", t.Method)
 	}
@@ -83,6 +117,122 @@ func newSampler(t *Trainer, m *rbm.RBM, p *products, rng *rand.Rand) (*sampler, 
 		return nil, fmt.Errorf("train: %w", err)
 	}
 	return s, nil
+}
+
+// startChains starts the persistent chains from independent samples of the
+// visible layer alone (its fields only: the independent-site model after a
+// data-based initialisation) and draws their hidden states given them.
+func (s *sampler) startChains() error {
+	rows := s.neg.rows
+	zero := make([]float64, len(s.neg.v.f))
+	err := s.eachBlock(0, rows, func(b0, b1 int, rng *rand.Rand) error {
+		return s.m.Visible.Sample(rng, zero[b0*s.neg.v.cols:b1*s.neg.v.cols], s.neg.v.rows(b0, b1), 1)
+	})
+	if err != nil {
+		return fmt.Errorf("initial chain states: %w", err)
+	}
+	s.p.mul(s.neg.v, 0, rows, false, s.neg.in)
+	if err := s.sampleHidden(0, rows); err != nil {
+		return fmt.Errorf("initial chain states: %w", err)
+	}
+	return nil
+}
+
+// eachBlock runs fn on the row blocks of [r0, r1) (r0 a block bound) in
+// order, each with its block's random stream.
+func (s *sampler) eachBlock(r0, r1 int, fn func(b0, b1 int, rng *rand.Rand) error) error {
+	for b0 := r0; b0 < r1; b0 += blockRows {
+		if err := fn(b0, min(b0+blockRows, r1), s.rngs[b0/blockRows]); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// sampleHidden draws rows [r0, r1) of h given the hidden inputs neg.in.
+func (s *sampler) sampleHidden(r0, r1 int) error {
+	return s.eachBlock(r0, r1, func(b0, b1 int, rng *rand.Rand) error {
+		if err := s.m.Hidden.Sample(rng, s.neg.in.rows(b0, b1), s.h.rows(b0, b1), 1); err != nil {
+			return fmt.Errorf("sampling the hidden layer: %w", err)
+		}
+		return nil
+	})
+}
+
+// sweepRows advances chains [r0, r1) by k block-Gibbs sweeps and sets their
+// hidden inputs and means (the model statistics); it is one worker's share
+// of an update, with single-threaded products.
+//
+// A sweep samples v | h, then h | v. The hidden inputs v·W of the last
+// half-sweep serve both the statistics ⟨h|v⟩ and the draw of h, so an
+// update costs 2k products (sklearn's BernoulliRBM does the same). This is
+// exact PCD, not a stale reuse: both conditionals of every sweep use the
+// current parameters, and the chain state carried from one update to the
+// next is the pair (v, h) (a Gibbs sweep of the joint distribution started
+// from it leaves the current model invariant). Reusing the inputs of the
+// statistics for the next update's h | v instead would draw h with the
+// weights before the update.
+//
+// CD starts from the minibatch pos (rows [r0, r1) of pos.v, pos.in already
+// computed) and draws h from its inputs; PCD starts from the persistent
+// (v, h). ctx is checked before each sweep, when (v, h) are consistent.
+func (s *sampler) sweepRows(ctx context.Context, r0, r1, k int, pos *phase) error {
+	m, neg := s.m, s.neg
+	if s.method == CD {
+		copy(neg.v.rows(r0, r1), pos.v.rows(r0, r1))
+		copy(neg.in.rows(r0, r1), pos.in.rows(r0, r1))
+		if err := s.sampleHidden(r0, r1); err != nil {
+			return err
+		}
+	}
+	for step := 0; step < k; step++ {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		s.p.mul(s.h, r0, r1, true, s.vin)
+		if err := s.eachBlock(r0, r1, func(b0, b1 int, rng *rand.Rand) error {
+			if err := m.Visible.Sample(rng, s.vin.rows(b0, b1), neg.v.rows(b0, b1), 1); err != nil {
+				return fmt.Errorf("sampling the visible layer: %w", err)
+			}
+			return nil
+		}); err != nil {
+			return err
+		}
+		s.p.mul(neg.v, r0, r1, false, neg.in)
+		if step < k-1 || s.method == PCD {
+			if err := s.sampleHidden(r0, r1); err != nil {
+				return err
+			}
+		}
+	}
+	neg.means(m.Hidden, r0, r1)
+	return nil
+}
+
+// streamStates returns the states of the chains' random streams.
+func (s *sampler) streamStates() ([][]byte, error) {
+	out := make([][]byte, len(s.pcgs))
+	for k, p := range s.pcgs {
+		b, err := p.pcg.MarshalBinary()
+		if err != nil {
+			return nil, err
+		}
+		out[k] = b
+	}
+	return out, nil
+}
+
+// setStreamStates restores states saved by streamStates.
+func (s *sampler) setStreamStates(states [][]byte) error {
+	if len(states) != len(s.pcgs) {
+		return fmt.Errorf("%d random streams, want %d", len(states), len(s.pcgs))
+	}
+	for k, b := range states {
+		if err := s.pcgs[k].pcg.UnmarshalBinary(b); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // allStates enumerates the configurations of a binary, spin or Potts layer.
@@ -120,38 +270,22 @@ func allStates(l rbm.Layer) (*mat.Dense, error) {
 	return x, nil
 }
 
-// modelPhase subtracts the model statistics from acc, using k Gibbs sweeps
-// (CD: from the minibatch batch of b rows).
-func (s *sampler) modelPhase(ctx context.Context, acc *accumulator, k int, batch []float64, b int) error {
-	m := s.m
+// modelPhase sets the model phase s.neg for PT and Exact (CD and PCD
+// run sweepRows on the workers instead).
+func (s *sampler) modelPhase(ctx context.Context, k int) error {
 	switch s.method {
-	case CD:
-		nv := rbm.Width(m.Visible)
-		if len(s.v) != b*nv {
-			s.resize(b)
-		}
-		copy(s.v, batch)
-		if err := s.sweeps(ctx, k); err != nil {
-			return err
-		}
-		acc.phase(s.v, b, nil, -1, nil)
-	case PCD:
-		// k sweeps of the persistent chains, then the statistics on their
-		// new state (Tieleman 2008).
-		if err := s.sweeps(ctx, k); err != nil {
-			return err
-		}
-		acc.phase(s.v, s.chains, nil, -1, nil)
 	case PT:
 		if err := s.pt.Run(ctx, k, nil); err != nil {
 			return err
 		}
 		top := s.pt.Replicas[len(s.pt.Replicas)-1]
-		acc.phase(top.V.RawMatrix().Data, s.chains, nil, -1, nil)
+		copy(s.neg.v.f, top.V.RawMatrix().Data)
+		s.neg.fill(s.p)
 	case Exact:
-		f := m.FreeEnergy(s.states)
+		f := s.m.FreeEnergy(s.states)
 		if s.weights == nil {
 			s.weights = make([]float64, len(f))
+			s.neg.setCoef(s.weights)
 		}
 		mn := math.Inf(1)
 		for _, x := range f {
@@ -165,8 +299,7 @@ func (s *sampler) modelPhase(ctx context.Context, acc *accumulator, k int, batch
 		for i := range s.weights {
 			s.weights[i] /= tot
 		}
-		rows, _ := s.states.Dims()
-		acc.phase(s.states.RawMatrix().Data, rows, s.weights, -1, nil)
+		s.neg.fill(s.p)
 	}
 	return nil
 }
@@ -203,47 +336,27 @@ func (s *sampler) chainMean() float64 {
 	return t / float64(len(v))
 }
 
-// resize allocates the chain buffers for b chains.
-func (s *sampler) resize(b int) {
-	nv, nh := rbm.Width(s.m.Visible), rbm.Width(s.m.Hidden)
-	s.v, s.h = make([]float64, b*nv), make([]float64, b*nh)
-	s.in, s.vin = make([]float64, b*nh), make([]float64, b*nv)
-}
-
-// sweeps advances the chains in s.v by k block-Gibbs sweeps h | v, v | h,
-// drawing the states with the layers' own samplers (the products go
-// through s.p, hence float32 when asked for).
-func (s *sampler) sweeps(ctx context.Context, k int) error {
-	m := s.m
-	rows := len(s.v) / rbm.Width(m.Visible)
-	for step := 0; step < k; step++ {
-		if err := ctx.Err(); err != nil {
-			return err
-		}
-		s.p.hiddenInput(s.v, rows, s.in)
-		if err := m.Hidden.Sample(s.rng, s.in, s.h, 1); err != nil {
-			return fmt.Errorf("sampling the hidden layer: %w", err)
-		}
-		s.p.visibleInput(s.h, rows, s.vin)
-		if err := m.Visible.Sample(s.rng, s.vin, s.v, 1); err != nil {
-			return fmt.Errorf("sampling the visible layer: %w", err)
-		}
-	}
-	return nil
-}
-
 // chainStates returns views of the visible states of the persistent chains
 // (PCD: one slice, PT: one per β, ascending).
 func (s *sampler) chainStates() [][]float64 {
 	switch {
-	case s.v != nil && s.method == PCD:
-		return [][]float64{s.v}
+	case s.method == PCD:
+		return [][]float64{s.neg.v.f}
 	case s.pt != nil:
 		var out [][]float64
 		for _, c := range s.pt.Replicas {
 			out = append(out, c.V.RawMatrix().Data)
 		}
 		return out
+	}
+	return nil
+}
+
+// hiddenStates returns a view of the PCD chains' hidden states (nil
+// otherwise): with the visible states, the chains' state.
+func (s *sampler) hiddenStates() [][]float64 {
+	if s.method == PCD {
+		return [][]float64{s.h.f}
 	}
 	return nil
 }

@@ -13,7 +13,7 @@ import (
 )
 
 // checkpointFormat identifies checkpoint files (gob-encoded checkpoint).
-const checkpointFormat = "harmonium.checkpoint/1"
+const checkpointFormat = "harmonium.checkpoint/2"
 
 // checkpoint is everything needed to continue a run.
 type checkpoint struct {
@@ -25,8 +25,9 @@ type checkpoint struct {
 	Elapsed        float64
 	OptT           int
 	OptM, OptV     [][]float64
-	RNG            []byte
+	Streams        [][]byte    // states of the chains' random streams (CD, PCD)
 	Chains         [][]float64 // visible states of the persistent chains (per replica)
+	ChainsHidden   [][]float64 // hidden states of the PCD chains
 	Mu, Lambda     []float64
 	History        History
 	Best           float64
@@ -36,14 +37,14 @@ type checkpoint struct {
 
 // saveCheckpoint writes the run's state atomically to path.
 func (r *run) saveCheckpoint(path string) error {
-	rngState, err := r.pcg.MarshalBinary()
+	streams, err := r.smp.streamStates()
 	if err != nil {
 		return fmt.Errorf("train: checkpoint %s: %w", path, err)
 	}
 	c := checkpoint{Format: checkpointFormat, Model: r.m.String(), Names: r.names, Params: r.params,
 		Epoch: r.epoch, Updates: r.updates, Elapsed: r.elapsed + timeSince(r), OptT: r.opt.t, OptM: r.opt.m, OptV: r.opt.v,
-		RNG: rngState, Mu: r.mu, Lambda: r.lam, History: *r.hist, Best: r.best, BestAt: r.bestAt, BestParams: r.bestPar}
-	c.Chains = r.smp.chainStates()
+		Streams: streams, Mu: r.mu, Lambda: r.lam, History: *r.hist, Best: r.best, BestAt: r.bestAt, BestParams: r.bestPar}
+	c.Chains, c.ChainsHidden = r.smp.chainStates(), r.smp.hiddenStates()
 	var buf bytes.Buffer
 	if err := gob.NewEncoder(&buf).Encode(&c); err != nil {
 		return fmt.Errorf("train: checkpoint %s: %w", path, err)
@@ -111,7 +112,7 @@ func (t *Trainer) Resume(ctx context.Context, path string, m *rbm.RBM, set *data
 	if err := r.prepare(); err != nil {
 		return nil, err
 	}
-	if err := r.pcg.UnmarshalBinary(c.RNG); err != nil {
+	if err := r.smp.setStreamStates(c.Streams); err != nil {
 		return nil, fmt.Errorf("train: checkpoint %s: random state: %w", path, err)
 	}
 	r.opt.t = c.OptT
@@ -123,6 +124,9 @@ func (t *Trainer) Resume(ctx context.Context, path string, m *rbm.RBM, set *data
 	}
 	if err := copyShaped(r.smp.chainStates(), c.Chains); err != nil {
 		return nil, fmt.Errorf("train: checkpoint %s: chains (Method %q, Chains %d?): %w", path, r.t.Method, r.t.Chains, err)
+	}
+	if err := copyShaped(r.smp.hiddenStates(), c.ChainsHidden); err != nil {
+		return nil, fmt.Errorf("train: checkpoint %s: hidden chain states (Method %q, Chains %d?): %w", path, r.t.Method, r.t.Chains, err)
 	}
 	if r.t.Centred && len(c.Mu) == len(r.mu) && len(c.Lambda) == len(r.lam) {
 		copy(r.mu, c.Mu)

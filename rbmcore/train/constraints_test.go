@@ -266,7 +266,7 @@ func TestPoissonDivergence(t *testing.T) {
 	}
 	m := rbm.New(rbm.Binary(784), rbm.Poisson(10), rbm.Seed(1))
 	var last [][]float64
-	tr := Trainer{Method: CD, Epochs: 3, Batch: 100, LR: 0.05, Init: InitSeed001, Seed: 1,
+	tr := Trainer{Method: CD, Epochs: 10, Batch: 100, LR: 0.05, Init: InitSeed001, Seed: 1,
 		Monitor: Monitor{PLEvery: -1, ReconEvery: -1}, OnUpdate: func(Update) { last = paramsOf(m) }}
 	_, err = tr.Fit(context.Background(), m, digits)
 	var de *DivergenceError

@@ -5,7 +5,6 @@ import (
 	"math"
 	"strings"
 
-	"gonum.org/v1/gonum/blas/blas64"
 	"gonum.org/v1/gonum/mat"
 
 	"github.com/harmonium-rbm/harmonium/rbmcore/rbm"
@@ -57,19 +56,76 @@ func modelParams(m *rbm.RBM) ([][]float64, []string) {
 // same as adding δ to it (theta, theta_plus, theta_minus).
 func isField(name string) bool { return strings.HasPrefix(name, "theta") }
 
-// accumulator sums sign × weighted averages of the sufficient statistics of
-// batches of visible states into a Gradient, with reusable buffers.
-type accumulator struct {
+// phase is one side of the gradient: a batch of visible states (the data,
+// or the model's samples) with their hidden inputs and means, weighted by
+// coef (normalised to sum 1; nil means 1/rows each). sign is +1 for the
+// data and −1 for the model.
+type phase struct {
+	v, in, hm *buf
+	hw        *buf // coef-weighted hidden means (only with coef)
+	coef      []float64
+	rows      int
+	sign      float64
+}
+
+func newPhase(rows, nv, nh int, f32 bool, sign float64) *phase {
+	return &phase{v: newBuf(rows, nv, f32), in: newBuf(rows, nh, f32), hm: newBuf(rows, nh, f32), rows: rows, sign: sign}
+}
+
+// setCoef sets the row weights (nil: uniform) and allocates their buffer.
+func (ph *phase) setCoef(coef []float64) {
+	ph.coef = coef
+	if coef != nil && (ph.hw == nil || len(ph.hw.f) < len(ph.hm.f)) {
+		ph.hw = newBuf(len(ph.hm.f)/ph.hm.cols, ph.hm.cols, ph.hm.s != nil)
+	}
+}
+
+// means sets rows [r0, r1) of the hidden means from the inputs (and their
+// weighted copies and float32 shadows).
+func (ph *phase) means(hidden rbm.Layer, r0, r1 int) {
+	if r1 <= r0 {
+		return
+	}
+	hidden.Mean(ph.in.rows(r0, r1), ph.hm.rows(r0, r1))
+	ph.hm.sync32(r0, r1)
+	if ph.coef != nil {
+		nh := ph.hm.cols
+		for r := r0; r < r1; r++ {
+			c := ph.coef[r]
+			for j, x := range ph.hm.f[r*nh : (r+1)*nh] {
+				ph.hw.f[r*nh+j] = c * x
+			}
+		}
+		ph.hw.sync32(r0, r1)
+	}
+}
+
+// term returns the phase's contribution to the weight gradient.
+func (ph *phase) term() term {
+	if ph.coef != nil {
+		return term{alpha: ph.sign, v: ph.v, h: ph.hw, rows: ph.rows}
+	}
+	return term{alpha: ph.sign / float64(ph.rows), v: ph.v, h: ph.hm, rows: ph.rows}
+}
+
+// fill computes the whole phase's inputs and means in the calling
+// goroutine (PT, Exact, LogLikelihoodGradient).
+func (ph *phase) fill(p *products) {
+	p.mul(ph.v, 0, ph.rows, false, ph.in)
+	ph.means(p.m.Hidden, 0, ph.rows)
+}
+
+// layerGrads holds the layers' part of a gradient and the phase means.
+type layerGrads struct {
 	m          *rbm.RBM
-	p          *products
-	g          *Gradient
-	vMean      []float64 // Σ sign·c·v (for centring)
-	hMean      []float64 // Σ sign·c·⟨h|v⟩
-	in, hm, hc []float64
+	vis, hid   [][]float64 // Σ sign × batch mean of the layers' statistics
+	vMean      []float64   // Σ sign·c·v (for centring)
+	hMean      []float64   // Σ sign·c·⟨h|v⟩
+	vs, hs     []float64   // the last phase's means
 	tmpV, tmpH [][]float64
 	// A layer whose only parameter is a field θ (U ∋ −θx: binary, spin,
 	// Potts, Poisson) has ∂Γ/∂θ = Γ′ (hidden) and −∂U/∂θ = x (visible):
-	// its gradients are the means already computed, no layer call needed.
+	// its gradients are the phase means, no layer call needed.
 	visFieldOnly, hidFieldOnly bool
 }
 
@@ -78,98 +134,70 @@ func fieldOnly(l rbm.Layer) bool {
 	return len(n) == 1 && n[0] == "theta"
 }
 
-func newAccumulator(m *rbm.RBM, p *products) *accumulator {
-	return &accumulator{m: m, p: p, g: newGradient(m),
-		vMean: make([]float64, rbm.Width(m.Visible)), hMean: make([]float64, rbm.Width(m.Hidden)),
+func newLayerGrads(m *rbm.RBM) *layerGrads {
+	nv, nh := rbm.Width(m.Visible), rbm.Width(m.Hidden)
+	return &layerGrads{m: m, vis: rbm.NewGrads(m.Visible), hid: rbm.NewGrads(m.Hidden),
+		vMean: make([]float64, nv), hMean: make([]float64, nh), vs: make([]float64, nv), hs: make([]float64, nh),
 		tmpV: rbm.NewGrads(m.Visible), tmpH: rbm.NewGrads(m.Hidden),
 		visFieldOnly: fieldOnly(m.Visible), hidFieldOnly: fieldOnly(m.Hidden)}
 }
 
-func (a *accumulator) reset() {
-	for _, s := range a.g.slices() {
+func (a *layerGrads) reset() {
+	for _, s := range append(append([][]float64{a.vMean, a.hMean}, a.vis...), a.hid...) {
 		clear(s)
 	}
-	clear(a.vMean)
-	clear(a.hMean)
 }
 
-func grow(buf []float64, n int) []float64 {
-	if cap(buf) < n {
-		return make([]float64, n)
-	}
-	return buf[:n]
-}
-
-// phase adds sign × Σ_b c_b s(v_b) for the sufficient statistics s of the
-// b rows of v (row-major, Width(Visible) columns): v_b ⟨h|v_b⟩ᵀ for W, the
-// visible layer's GradLogWeight and the hidden layer's GradCGF at the inputs.
-// coef nil means c_b = 1/b. in, when non-nil, holds the precomputed hidden
-// inputs v·W.
-func (a *accumulator) phase(v []float64, b int, coef []float64, sign float64, in []float64) {
+// add adds the phase's layer statistics: sign × Σ_b c_b s(v_b) for the
+// visible layer's GradLogWeight and the hidden layer's GradCGF at the
+// inputs, and the phase means of v and ⟨h|v⟩ (vs, hs).
+func (a *layerGrads) add(ph *phase) {
 	m := a.m
-	nv, nh := rbm.Width(m.Visible), rbm.Width(m.Hidden)
-	if in == nil {
-		a.in = grow(a.in, b*nh)
-		in = a.in
-		a.p.hiddenInput(v, b, in)
-	}
-	a.hm = grow(a.hm, b*nh)
-	m.Hidden.Mean(in, a.hm)
-	hm := a.hm
-	alpha := sign / float64(b)
-	if coef != nil {
-		a.hc = grow(a.hc, b*nh)
-		for r := 0; r < b; r++ {
-			for j := 0; j < nh; j++ {
-				a.hc[r*nh+j] = coef[r] * hm[r*nh+j]
-			}
-		}
-		hm, alpha = a.hc, sign
-	}
-	a.p.accumulate(alpha, v, hm, b, a.g.W.RawMatrix().Data)
-	// Phase means of v and ⟨h|v⟩ (centring, and field-only gradients).
-	vs := make([]float64, nv)
-	hs := make([]float64, nh)
+	b, sign, coef := ph.rows, ph.sign, ph.coef
+	nv, nh := len(a.vs), len(a.hs)
+	v, in, hm := ph.v.f[:b*nv], ph.in.f[:b*nh], ph.hm.f[:b*nh]
+	clear(a.vs)
+	clear(a.hs)
 	for r := 0; r < b; r++ {
 		c := 1 / float64(b)
 		if coef != nil {
 			c = coef[r]
 		}
 		for i, x := range v[r*nv : (r+1)*nv] {
-			vs[i] += c * x
+			a.vs[i] += c * x
 		}
-		for j, x := range a.hm[r*nh : (r+1)*nh] {
-			hs[j] += c * x
+		for j, x := range hm[r*nh : (r+1)*nh] {
+			a.hs[j] += c * x
 		}
 	}
-	for i, x := range vs {
+	for i, x := range a.vs {
 		a.vMean[i] += sign * x
 	}
-	for j, x := range hs {
+	for j, x := range a.hs {
 		a.hMean[j] += sign * x
 	}
 	switch {
 	case a.visFieldOnly:
-		addScaled(a.g.Visible, [][]float64{vs}, sign)
+		addScaled(a.vis, [][]float64{a.vs}, sign)
 	case coef == nil:
 		m.Visible.GradLogWeight(v, a.tmpV)
-		addScaled(a.g.Visible, a.tmpV, sign)
+		addScaled(a.vis, a.tmpV, sign)
 	default: // the layer gradients are batch means: weighted rows one by one
 		for r := 0; r < b; r++ {
 			m.Visible.GradLogWeight(v[r*nv:(r+1)*nv], a.tmpV)
-			addScaled(a.g.Visible, a.tmpV, sign*coef[r])
+			addScaled(a.vis, a.tmpV, sign*coef[r])
 		}
 	}
 	switch {
 	case a.hidFieldOnly:
-		addScaled(a.g.Hidden, [][]float64{hs}, sign)
+		addScaled(a.hid, [][]float64{a.hs}, sign)
 	case coef == nil:
 		m.Hidden.GradCGF(in, a.tmpH)
-		addScaled(a.g.Hidden, a.tmpH, sign)
+		addScaled(a.hid, a.tmpH, sign)
 	default:
 		for r := 0; r < b; r++ {
 			m.Hidden.GradCGF(in[r*nh:(r+1)*nh], a.tmpH)
-			addScaled(a.g.Hidden, a.tmpH, sign*coef[r])
+			addScaled(a.hid, a.tmpH, sign*coef[r])
 		}
 	}
 }
@@ -180,10 +208,6 @@ func addScaled(dst, src [][]float64, s float64) {
 			dst[p][k] += s * x
 		}
 	}
-}
-
-func general(d []float64, rows, cols int) blas64.General {
-	return blas64.General{Rows: rows, Cols: cols, Stride: cols, Data: d[:rows*cols]}
 }
 
 // normalisedCoef returns c_b = w_b / Σw (nil for nil weights).
@@ -220,7 +244,9 @@ func LogLikelihoodGradient(m *rbm.RBM, data *mat.Dense, dataWeights []float64, m
 	if err := m.Validate(); err != nil {
 		return nil, fmt.Errorf("train: LogLikelihoodGradient: %w", err)
 	}
-	acc := newAccumulator(m, newProducts(m, false))
+	p := newProducts(m, false)
+	lg := newLayerGrads(m)
+	var terms []term
 	for _, ph := range []struct {
 		name string
 		x    *mat.Dense
@@ -238,7 +264,15 @@ func LogLikelihoodGradient(m *rbm.RBM, data *mat.Dense, dataWeights []float64, m
 		if err != nil {
 			return nil, fmt.Errorf("train: LogLikelihoodGradient: %s: %w", ph.name, err)
 		}
-		acc.phase(mat.DenseCopyOf(ph.x).RawMatrix().Data, b, coef, ph.sign, nil)
+		f := newPhase(b, p.nv, p.nh, false, ph.sign)
+		f.v.f = mat.DenseCopyOf(ph.x).RawMatrix().Data
+		f.setCoef(coef)
+		f.fill(p)
+		lg.add(f)
+		terms = append(terms, f.term())
 	}
-	return acc.g, nil
+	g := newGradient(m)
+	g.Visible, g.Hidden = lg.vis, lg.hid
+	p.outer(0, p.nv, terms, g.W.RawMatrix().Data)
+	return g, nil
 }

@@ -19,6 +19,7 @@ type optimizer struct {
 	mu, b1, b2, eps float64
 	m, v            [][]float64
 	t               int
+	c1, c2          float64 // Adam's bias corrections of the current update
 }
 
 func newOptimizer(t *Trainer, shapes [][]float64) (*optimizer, error) {
@@ -62,35 +63,36 @@ func zerosLike(s [][]float64) [][]float64 {
 	return out
 }
 
-// step adds the update for ascent direction g (same shapes as params) with
-// learning rate lr to params.
-func (o *optimizer) step(params, g [][]float64, lr float64) {
+// begin starts an update (Adam's bias corrections).
+func (o *optimizer) begin() {
 	o.t++
+	if o.kind == Adam {
+		o.c1 = 1 - math.Pow(o.b1, float64(o.t))
+		o.c2 = 1 - math.Pow(o.b2, float64(o.t))
+	}
+}
+
+// apply adds the update of entries [lo, hi) of parameter slice p, x, for
+// the ascent direction g with learning rate lr (after begin).
+func (o *optimizer) apply(p, lo, hi int, x, g []float64, lr float64) {
+	x, g = x[lo:hi], g[lo:hi:hi]
 	switch o.kind {
 	case SGD:
-		for p := range params {
-			for k, gk := range g[p] {
-				params[p][k] += lr * gk
-			}
+		for k, gk := range g {
+			x[k] += lr * gk
 		}
 	case Momentum:
-		for p := range params {
-			m := o.m[p]
-			for k, gk := range g[p] {
-				m[k] = o.mu*m[k] + gk
-				params[p][k] += lr * m[k]
-			}
+		m := o.m[p][lo:hi]
+		for k, gk := range g {
+			m[k] = o.mu*m[k] + gk
+			x[k] += lr * m[k]
 		}
 	case Adam:
-		c1 := 1 - math.Pow(o.b1, float64(o.t))
-		c2 := 1 - math.Pow(o.b2, float64(o.t))
-		for p := range params {
-			m, v := o.m[p], o.v[p]
-			for k, gk := range g[p] {
-				m[k] = o.b1*m[k] + (1-o.b1)*gk
-				v[k] = o.b2*v[k] + (1-o.b2)*gk*gk
-				params[p][k] += lr * (m[k] / c1) / (math.Sqrt(v[k]/c2) + o.eps)
-			}
+		m, v := o.m[p][lo:hi], o.v[p][lo:hi]
+		for k, gk := range g {
+			m[k] = o.b1*m[k] + (1-o.b1)*gk
+			v[k] = o.b2*v[k] + (1-o.b2)*gk*gk
+			x[k] += lr * (m[k] / o.c1) / (math.Sqrt(v[k]/o.c2) + o.eps)
 		}
 	}
 }

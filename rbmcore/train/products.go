@@ -8,89 +8,150 @@ import (
 	"github.com/harmonium-rbm/harmonium/rbmcore/rbm"
 )
 
-// products computes the matrix products of training with the model's
-// weights, in float64 or (Trainer.Float32) in float32 with a float32 shadow
-// copy of W refreshed after every update. Layers always see float64.
-type products struct {
-	m      *rbm.RBM
-	f32    bool
-	w32    []float32
-	a, b   []float32
-	c      []float32
-	nv, nh int
+// buf is a row-major matrix buffer of the trainer (states, inputs, means)
+// with, under Trainer.Float32, a float32 shadow of the same shape. Workers
+// own disjoint row ranges of a buf, so no buffer is shared between them.
+type buf struct {
+	f    []float64
+	s    []float32 // float32 shadow (nil in float64)
+	cols int
 }
 
-func newProducts(m *rbm.RBM, f32 bool) *products {
-	p := &products{m: m, f32: f32, nv: rbm.Width(m.Visible), nh: rbm.Width(m.Hidden)}
+func newBuf(rows, cols int, f32 bool) *buf {
+	b := &buf{f: make([]float64, rows*cols), cols: cols}
 	if f32 {
-		p.w32 = make([]float32, p.nv*p.nh)
-		p.refresh()
+		b.s = make([]float32, rows*cols)
 	}
-	return p
+	return b
 }
 
-// refresh copies W into the float32 shadow (no-op in float64).
-func (p *products) refresh() {
-	if !p.f32 {
+// rows returns the float64 view of rows [r0, r1).
+func (b *buf) rows(r0, r1 int) []float64 { return b.f[r0*b.cols : r1*b.cols] }
+
+// sync32 copies rows [r0, r1) into the float32 shadow (no-op in float64).
+func (b *buf) sync32(r0, r1 int) {
+	if b.s == nil {
 		return
 	}
-	for k, x := range p.m.W.RawMatrix().Data[:p.nv*p.nh] {
-		p.w32[k] = float32(x)
-	}
-}
-
-func grow32(buf []float32, n int) []float32 {
-	if cap(buf) < n {
-		return make([]float32, n)
-	}
-	return buf[:n]
-}
-
-func to32(dst []float32, src []float64) {
-	for k, x := range src {
+	dst := b.s[r0*b.cols : r1*b.cols]
+	for k, x := range b.f[r0*b.cols : r1*b.cols] {
 		dst[k] = float32(x)
 	}
 }
 
-// hiddenInput sets out (rows×nh) = v·W for v of rows×nv.
-func (p *products) hiddenInput(v []float64, rows int, out []float64) {
-	p.input(v, rows, p.nv, p.nh, blas.NoTrans, out)
+// products computes the matrix products of training with the model's
+// weights, in float64 or (Trainer.Float32) in float32 with a float32 shadow
+// copy of W refreshed after every update. Layers always see float64.
+//
+// Every product works on a range of rows of its output (the rows of a
+// state matrix, or the visible rows of the weight gradient), so that
+// workers.ForRanges can give each core its own rows: BLAS is then
+// single-threaded inside each worker, and a row of the output depends only
+// on the inputs' rows, not on the split, so results do not depend on the
+// number of cores.
+type products struct {
+	m      *rbm.RBM
+	w32    []float32 // float32 shadow of W (nil in float64)
+	g32    []float32 // float32 weight-gradient rows (nil in float64)
+	nv, nh int
 }
 
-// visibleInput sets out (rows×nv) = h·Wᵀ for h of rows×nh.
-func (p *products) visibleInput(h []float64, rows int, out []float64) {
-	p.input(h, rows, p.nh, p.nv, blas.Trans, out)
+func newProducts(m *rbm.RBM, f32 bool) *products {
+	p := &products{m: m, nv: rbm.Width(m.Visible), nh: rbm.Width(m.Hidden)}
+	if f32 {
+		p.w32 = make([]float32, p.nv*p.nh)
+		p.g32 = make([]float32, p.nv*p.nh)
+		p.refresh(0, p.nv)
+	}
+	return p
 }
 
-func (p *products) input(x []float64, rows, k, n int, t blas.Transpose, out []float64) {
-	if !p.f32 {
-		blas64.Gemm(blas.NoTrans, t, 1, general(x, rows, k), p.m.W.RawMatrix(), 0, general(out, rows, n))
+// refresh copies rows [i0, i1) of W into the float32 shadow (no-op in
+// float64).
+func (p *products) refresh(i0, i1 int) {
+	if p.w32 == nil {
 		return
 	}
-	p.a = grow32(p.a, rows*k)
-	p.c = grow32(p.c, rows*n)
-	to32(p.a, x[:rows*k])
-	blas32.Gemm(blas.NoTrans, t, 1, general32(p.a, rows, k), blas32.General{Rows: p.nv, Cols: p.nh, Stride: p.nh, Data: p.w32}, 0, general32(p.c, rows, n))
-	for i, y := range p.c {
-		out[i] = float64(y)
+	dst := p.w32[i0*p.nh : i1*p.nh]
+	for k, x := range p.m.W.RawMatrix().Data[i0*p.nh : i1*p.nh] {
+		dst[k] = float32(x)
 	}
 }
 
-// accumulate adds alpha·vᵀh (nv×nh) to g for v of rows×nv and h of rows×nh.
-func (p *products) accumulate(alpha float64, v, h []float64, rows int, g []float64) {
-	if !p.f32 {
-		blas64.Gemm(blas.Trans, blas.NoTrans, alpha, general(v, rows, p.nv), general(h, rows, p.nh), 1, general(g, p.nv, p.nh))
+// mul sets rows [r0, r1) of out to those of x·W (trans false: x has nv
+// columns, out nh) or x·Wᵀ (trans true).
+func (p *products) mul(x *buf, r0, r1 int, trans bool, out *buf) {
+	if r1 <= r0 {
 		return
 	}
-	p.a = grow32(p.a, rows*p.nv)
-	p.b = grow32(p.b, rows*p.nh)
-	p.c = grow32(p.c, p.nv*p.nh)
-	to32(p.a, v[:rows*p.nv])
-	to32(p.b, h[:rows*p.nh])
-	blas32.Gemm(blas.Trans, blas.NoTrans, 1, general32(p.a, rows, p.nv), general32(p.b, rows, p.nh), 0, general32(p.c, p.nv, p.nh))
-	for k, y := range p.c {
-		g[k] += alpha * float64(y)
+	k, n, t := p.nv, p.nh, blas.NoTrans
+	if trans {
+		k, n, t = p.nh, p.nv, blas.Trans
 	}
+	rows := r1 - r0
+	if p.w32 == nil {
+		blas64.Gemm(blas.NoTrans, t, 1, general(x.rows(r0, r1), rows, k), p.m.W.RawMatrix(), 0, general(out.rows(r0, r1), rows, n))
+		return
+	}
+	x.sync32(r0, r1)
+	o32 := out.s[r0*n : r1*n]
+	blas32.Gemm(blas.NoTrans, t, 1, general32(x.s[r0*k:r1*k], rows, k), general32(p.w32, p.nv, p.nh), 0, general32(o32, rows, n))
+	for i, y := range o32 {
+		out.f[r0*n+i] = float64(y)
+	}
+}
+
+// term is one phase's contribution alpha·vᵀh to the weight gradient:
+// v has rows×nv entries, h rows×nh.
+type term struct {
+	alpha float64
+	v, h  *buf
+	rows  int
+}
+
+// outer sets rows [i0, i1) (visible units) of g (nv×nh) to the sum of the
+// terms' alpha·vᵀh. In float32 the shadows of v and h must be current.
+func (p *products) outer(i0, i1 int, terms []term, g []float64) {
+	cols := i1 - i0
+	if cols <= 0 {
+		return
+	}
+	out := g[i0*p.nh : i1*p.nh]
+	if p.g32 == nil {
+		beta := 0.0
+		for _, t := range terms {
+			if t.rows > 0 {
+				blas64.Gemm(blas.Trans, blas.NoTrans, t.alpha, columns(t.v.f, t.rows, p.nv, i0, i1), general(t.h.f, t.rows, p.nh), beta, general(out, cols, p.nh))
+				beta = 1
+			}
+		}
+		if beta == 0 {
+			clear(out)
+		}
+		return
+	}
+	clear(out)
+	o32 := p.g32[i0*p.nh : i1*p.nh]
+	for _, t := range terms {
+		if t.rows == 0 {
+			continue
+		}
+		blas32.Gemm(blas.Trans, blas.NoTrans, 1,
+			blas32.General{Rows: t.rows, Cols: cols, Stride: p.nv, Data: t.v.s[i0 : (t.rows-1)*p.nv+i1]},
+			general32(t.h.s, t.rows, p.nh), 0, general32(o32, cols, p.nh))
+		for k, y := range o32 {
+			out[k] += t.alpha * float64(y)
+		}
+	}
+}
+
+func general(d []float64, rows, cols int) blas64.General {
+	return blas64.General{Rows: rows, Cols: cols, Stride: cols, Data: d[:rows*cols]}
+}
+
+// columns is the rows×(c1−c0) block of columns [c0, c1) of d (rows×cols).
+func columns(d []float64, rows, cols, c0, c1 int) blas64.General {
+	return blas64.General{Rows: rows, Cols: c1 - c0, Stride: cols, Data: d[c0 : (rows-1)*cols+c1]}
 }
 
 func general32(d []float32, rows, cols int) blas32.General {

@@ -163,8 +163,12 @@ func TestOptimizers(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		o.step(p, [][]float64{g1}, 0.1)
-		o.step(p, [][]float64{g2}, 0.1)
+		for _, g := range [][]float64{g1, g2} {
+			o.begin()
+			// in two ranges, as the weight pass does
+			o.apply(0, 0, 1, p[0], g, 0.1)
+			o.apply(0, 1, 2, p[0], g, 0.1)
+		}
 		return p[0]
 	}
 	// SGD: 0.1(g1+g2).
@@ -240,8 +244,17 @@ func TestPenaltiesFiniteDifferences(t *testing.T) {
 		return r
 	}
 	cfg, _ := tr.withDefaults()
-	r := &run{t: cfg, m: m, acc: newAccumulator(m, newProducts(m, false)), dir: newGradient(m)}
+	r := &run{t: cfg, m: m, lg: newLayerGrads(m), dir: newGradient(m), prod: newProducts(m, false)}
+	r.params, r.names = modelParams(m)
+	r.frozen, r.backup = make([]bool, len(r.params)), zerosLike(r.params)
+	r.opt, _ = newOptimizer(&cfg, r.params)
+	r.wpass.init(r)
 	r.direction()
+	// The elementwise penalties, with a zero step (lr 0) leaving W as it is.
+	r.opt.begin()
+	if err := r.wpass.run(false, true, false); err != nil {
+		t.Fatal(err)
+	}
 	params, names := modelParams(m)
 	dirs := r.dir.slices()
 	for p := range params {

@@ -28,7 +28,6 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"math/rand/v2"
 	"slices"
 	"strings"
 	"time"
@@ -36,6 +35,7 @@ import (
 	"gonum.org/v1/gonum/mat"
 
 	"github.com/harmonium-rbm/harmonium/rbmcore/data"
+	"github.com/harmonium-rbm/harmonium/rbmcore/internal/workers"
 	"github.com/harmonium-rbm/harmonium/rbmcore/rbm"
 )
 
@@ -273,10 +273,9 @@ type run struct {
 	t       Trainer
 	m       *rbm.RBM
 	set     *data.Set
-	rng     *rand.Rand
-	pcg     *rand.PCG
 	prod    *products
-	acc     *accumulator
+	pos     *phase      // the data phase of the current minibatch
+	lg      *layerGrads // the layers' part of the gradient
 	smp     *sampler
 	opt     *optimizer
 	params  [][]float64
@@ -286,6 +285,7 @@ type run struct {
 	gauge   *rbm.RBM    // the model the zero-sum gauge acts on (see constrain)
 	backup  [][]float64
 	dir     *Gradient // ascent direction after regularisation
+	wpass   weightPass
 	coef    []float64 // data weights normalised to mean 1
 	mu, lam []float64 // centring offsets
 	hist    *History
@@ -338,8 +338,7 @@ func (t *Trainer) newRun(m *rbm.RBM, set *data.Set) (*run, error) {
 	if set.Len() == 0 {
 		return nil, fmt.Errorf("train: the data set %s is empty", set.Source)
 	}
-	pcg := rand.NewPCG(cfg.Seed, 0x7a11)
-	r := &run{t: cfg, m: m, set: set, pcg: pcg, rng: rand.New(pcg), hist: &History{}, bestAt: -1, gauge: m}
+	r := &run{t: cfg, m: m, set: set, hist: &History{}, bestAt: -1, gauge: m}
 	r.params, r.names = modelParams(m)
 	r.frozen = make([]bool, len(r.names))
 	for _, name := range cfg.Freeze {
@@ -422,12 +421,17 @@ func (r *run) prepare() error {
 	var err error
 	r.backup = zerosLike(r.params)
 	r.prod = newProducts(r.m, r.t.Float32)
-	r.acc = newAccumulator(r.m, r.prod)
+	r.pos = newPhase(r.t.Batch, r.prod.nv, r.prod.nh, r.t.Float32, 1)
+	if r.coef != nil {
+		r.pos.setCoef(make([]float64, r.t.Batch))
+	}
+	r.lg = newLayerGrads(r.m)
 	r.dir = newGradient(r.m)
+	r.wpass.init(r)
 	if r.opt, err = newOptimizer(&r.t, r.params); err != nil {
 		return err
 	}
-	if r.smp, err = newSampler(&r.t, r.m, r.prod, r.rng); err != nil {
+	if r.smp, err = newSampler(&r.t, r.m, r.prod); err != nil {
 		return err
 	}
 	if r.t.Centred {
@@ -509,64 +513,133 @@ func (r *run) loop(ctx context.Context) (*History, error) {
 }
 
 // update performs one minibatch update and returns the weight-gradient norm.
+//
+// Its work is row-parallel (workers.ForRanges, OpenBLAS single-threaded in
+// each worker): first each core takes a contiguous range of chains (and the
+// matching share of the minibatch) and does their products, sampling and
+// hidden means with no barrier in between; then each core takes a range of
+// visible units and computes those rows of the weight gradient, the
+// penalties, the optimiser step, the backup and the divergence scan of W in
+// one pass (weightPass).
 func (r *run) update(ctx context.Context, it *data.Iterator, epoch, k int, lr float64) (float64, error) {
 	batch := it.Batch()
 	b, _ := batch.Dims()
-	raw := batch.RawMatrix().Data
-	var coef []float64
+	pos := r.pos
+	pos.v.f, pos.rows = batch.RawMatrix().Data[:b*r.prod.nv], b
 	if r.coef != nil {
-		coef = make([]float64, b)
+		pos.coef = pos.coef[:b]
 		for i, row := range it.Indices() {
-			coef[i] = r.coef[row] / float64(b)
+			pos.coef[i] = r.coef[row] / float64(b)
 		}
 	}
-	r.acc.reset()
-	r.acc.phase(raw, b, coef, 1, nil)
+	wrap := func(err error) error {
+		if ctx.Err() != nil && errors.Is(err, ctx.Err()) {
+			return err
+		}
+		return fmt.Errorf("train: epoch %d, update %d: %w", epoch, r.updates+1, err)
+	}
+	smp := r.smp
+	switch r.t.Method {
+	case CD, PCD:
+		rows := b
+		if r.t.Method == PCD {
+			rows = smp.neg.rows
+		} else {
+			smp.neg.rows = b
+		}
+		err := workers.ForRanges(rows, blockRows, func(r0, r1 int) error {
+			d0, d1 := r0*b/rows, r1*b/rows
+			r.prod.mul(pos.v, d0, d1, false, pos.in)
+			pos.means(r.m.Hidden, d0, d1)
+			return smp.sweepRows(ctx, r0, r1, k, pos)
+		})
+		if err != nil {
+			return 0, wrap(err)
+		}
+	default:
+		pos.fill(r.prod)
+		if err := smp.modelPhase(ctx, k); err != nil {
+			return 0, wrap(err)
+		}
+	}
+	r.lg.reset()
+	r.lg.add(pos)
 	if r.t.Centred {
-		// Running average of the data's hidden means (before the model phase adds to hMean).
-		for j, x := range r.acc.hMean {
+		// Running average of the data's hidden means.
+		for j, x := range r.lg.hs {
 			r.lam[j] = 0.99*r.lam[j] + 0.01*x
 		}
 	}
-	if err := r.smp.modelPhase(ctx, r.acc, k, raw, b); err != nil {
-		return 0, fmt.Errorf("train: epoch %d, update %d: %w", epoch, r.updates+1, err)
-	}
-	r.direction()
-	for p := range r.params {
-		copy(r.backup[p], r.params[p])
-	}
-	r.opt.step(r.params, r.dir.slices(), lr)
-	r.constrain()
-	r.updates++
-	if err := r.checkDivergence(epoch); err != nil {
+	r.lg.add(smp.neg)
+	if err := r.step(epoch, lr, []term{pos.term(), smp.neg.term()}); err != nil {
 		return 0, err
 	}
-	r.prod.refresh()
-	gn := 0.0
-	for _, x := range r.dir.W.RawMatrix().Data {
-		gn += x * x
-	}
-	return math.Sqrt(gn), nil
+	return r.wpass.norm(), nil
 }
 
-// direction turns the accumulated gradient into the ascent direction r.dir:
-// centring, then the penalties.
+// step turns the gradient into the ascent direction (penalties, centring),
+// applies the optimiser, keeps the constraints and checks for divergence
+// (restoring the last good parameters). The weight rows are done by
+// weightPass; centring and the λ₁² penalty need whole columns of the
+// gradient or of W, and a Potts gauge or frozen weights change W after the
+// step, so those runs split the pass around the serial parts.
+func (r *run) step(epoch int, lr float64, terms []term) error {
+	last := len(r.params) - 1 // the weights
+	for p := 0; p < last; p++ {
+		copy(r.backup[p], r.params[p])
+	}
+	wp := &r.wpass
+	wp.lr, wp.terms = lr, terms
+	global := r.t.Centred || r.t.L1Squared > 0
+	local := !global && !r.frozen[last] && r.m.Visible.States() == 1 && r.m.Hidden.States() == 1
+	r.opt.begin()
+	if local {
+		if err := wp.run(true, true, true); err != nil {
+			return err
+		}
+	} else if err := wp.run(true, false, false); err != nil {
+		return err
+	}
+	r.direction()
+	if !local {
+		if err := wp.run(false, true, false); err != nil {
+			return err
+		}
+	}
+	dirs := r.dir.slices()
+	for p := 0; p < last; p++ {
+		r.opt.apply(p, 0, len(r.params[p]), r.params[p], dirs[p], lr)
+	}
+	r.constrain()
+	if !local {
+		if err := wp.run(false, false, true); err != nil {
+			return err
+		}
+	}
+	r.updates++
+	return r.checkDivergence(epoch)
+}
+
+// direction turns the layers' accumulated gradient into their part of the
+// ascent direction r.dir, and applies the corrections of the weight part
+// that need whole columns (centring, λ₁²); r.dir.W holds the weight
+// gradient. The elementwise weight penalties (L2, L1) are applied per row
+// by weightPass.
 func (r *run) direction() {
-	g := r.acc.g
+	g := r.lg
 	d := r.dir
-	for p := range g.Visible {
-		copy(d.Visible[p], g.Visible[p])
+	for p := range g.vis {
+		copy(d.Visible[p], g.vis[p])
 	}
-	for p := range g.Hidden {
-		copy(d.Hidden[p], g.Hidden[p])
+	for p := range g.hid {
+		copy(d.Hidden[p], g.hid[p])
 	}
-	d.W.Copy(g.W)
 	nv, nh := d.W.Dims()
 	wd := d.W.RawMatrix().Data
 	if r.t.Centred {
 		// ∇W_c = ∇W − µ ∇hᵀ − ∇v λᵀ; the fields get −∇W_c λ (visible) and
 		// −∇W_cᵀ µ (hidden).
-		dv, dh := r.acc.vMean, r.acc.hMean
+		dv, dh := r.lg.vMean, r.lg.hMean
 		for i := 0; i < nv; i++ {
 			for j := 0; j < nh; j++ {
 				wd[i*nh+j] -= r.mu[i]*dh[j] + dv[i]*r.lam[j]
@@ -584,11 +657,6 @@ func (r *run) direction() {
 		addToFields(r.m.Hidden, d.Hidden, ch)
 	}
 	w := r.m.W.RawMatrix().Data
-	if r.t.L2 > 0 || r.t.L1 > 0 {
-		for k, x := range w {
-			wd[k] -= r.t.L2*x + r.t.L1*sign(x)
-		}
-	}
 	if r.t.L1Squared > 0 {
 		// ∂R/∂w_iµ = (λ₁²/(N q)) (Σ_j |w_jµ|) sign(w_iµ), N q = rows.
 		for j := 0; j < nh; j++ {
@@ -638,32 +706,33 @@ func sign(x float64) float64 {
 }
 
 // checkDivergence restores the last good parameters and returns a
-// DivergenceError when a parameter is not finite or a weight is too large,
-// or an error when a layer parameter left its domain (e.g. γ ≤ 0).
+// DivergenceError when a parameter is not finite or a weight is too large
+// (the weights were scanned by weightPass), or an error when a layer
+// parameter left its domain (e.g. γ ≤ 0).
 func (r *run) checkDivergence(epoch int) error {
 	restore := func() {
 		for q := range r.params {
 			copy(r.params[q], r.backup[q])
 		}
 	}
-	maxW := weightLimit(r.t.MaxWeight, r.m)
-	for p, ps := range r.params {
-		limit := math.Inf(1)
-		if r.names[p] == "weights" {
-			limit = maxW
-		}
+	last := len(r.params) - 1
+	for p, ps := range r.params[:last] {
 		positive := isCurvature(r.names[p]) // curvatures must stay > 0
 		for k, x := range ps {
-			// One comparison catches NaN (false), ±Inf and too large values.
-			if !(math.Abs(x) <= limit) || math.IsInf(x, 0) || (positive && !(x > 0)) {
+			if math.IsNaN(x) || math.IsInf(x, 0) || (positive && !(x > 0)) {
 				restore()
-				de := &DivergenceError{Epoch: epoch, Update: r.updates, Param: r.names[p], Index: k, Value: x}
-				if math.Abs(x) > limit && !math.IsInf(x, 0) {
-					de.Limit = limit
-				}
-				return de
+				return &DivergenceError{Epoch: epoch, Update: r.updates, Param: r.names[p], Index: k, Value: x}
 			}
 		}
+	}
+	if k := r.wpass.firstBad(); k >= 0 {
+		x := r.params[last][k]
+		restore()
+		de := &DivergenceError{Epoch: epoch, Update: r.updates, Param: r.names[last], Index: k, Value: x}
+		if !math.IsNaN(x) && !math.IsInf(x, 0) {
+			de.Limit = r.wpass.limit
+		}
+		return de
 	}
 	for _, l := range []rbm.Layer{r.m.Visible, r.m.Hidden} {
 		if err := l.Validate(); err != nil {

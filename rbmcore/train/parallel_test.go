@@ -1,0 +1,87 @@
+package train
+
+import (
+	"context"
+	"math"
+	"math/rand/v2"
+	"runtime"
+	"testing"
+
+	"gonum.org/v1/gonum/mat"
+
+	"github.com/harmonium-rbm/harmonium/rbmcore/data"
+	"github.com/harmonium-rbm/harmonium/rbmcore/rbm"
+)
+
+// TestCoresDoNotChangeResults trains the same runs with GOMAXPROCS 1, 2
+// and 3 (one range of rows with multi-threaded BLAS, or several ranges
+// with single-threaded BLAS per worker) and requires bit-identical
+// parameters and gradient norms: the random streams belong to fixed blocks
+// of chains and the per-block reductions are combined in block order. The
+// sizes are not multiples of the blocks (batch 30 leaves a last minibatch
+// of 10; 37 chains) and the products are large enough for OpenBLAS to
+// thread them.
+//
+// With OpenBLAS a matrix product's last bits depend on how its rows are
+// split between calls and on its thread count, so there the runs stop
+// after one update and must agree to rounding (1e-9 relative, 1e-6 with
+// float32 products): a random
+// stream tied to a worker instead of a block of chains would change the
+// update at order one.
+func TestCoresDoNotChangeResults(t *testing.T) {
+	exact := rbm.BLASBackend() != "openblas"
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(0))
+	rng := rand.New(rand.NewPCG(7, 8))
+	x := mat.NewDense(100, 70, nil)
+	for i, raw := 0, x.RawMatrix().Data; i < len(raw); i++ {
+		raw[i] = float64(rng.IntN(2))
+	}
+	set := &data.Set{X: x, Kind: data.KindBinary, Q: 1, Source: "random"}
+	for _, tr := range []Trainer{
+		{Method: PCD, Chains: 37, K: 2, Batch: 30, Epochs: 2, LR: 0.05, Optimizer: Adam, L2: 1e-3, Seed: 4},
+		{Method: CD, K: 1, Batch: 30, Epochs: 2, LR: 0.05, Optimizer: Momentum, Seed: 5},
+		{Method: PCD, Chains: 37, K: 1, Batch: 30, Epochs: 2, LR: 0.05, Float32: true, Seed: 6},
+	} {
+		tr.Monitor = Monitor{PLEvery: -1, ReconEvery: -1}
+		tol := 0.0
+		if !exact {
+			tr.Epochs, tr.Batch = 1, 100
+			tol = map[bool]float64{false: 1e-9, true: 1e-6}[tr.Float32]
+		}
+		var want [][]float64
+		var wantNorms []float64
+		for _, procs := range []int{1, 2, 3} {
+			runtime.GOMAXPROCS(procs)
+			m := rbm.New(rbm.Binary(70), rbm.Binary(50), rbm.Seed(3), rbm.WeightScale(0.1))
+			var norms []float64
+			tr.OnUpdate = func(u Update) { norms = append(norms, u.GradNorm) }
+			if _, err := tr.Fit(context.Background(), m, set); err != nil {
+				t.Fatal(err)
+			}
+			if procs == 1 {
+				want, wantNorms = paramsOf(m), norms
+				continue
+			}
+			if d := maxRelDiff(paramsOf(m), want); d > tol {
+				t.Errorf("%s (Float32 %v): parameters with GOMAXPROCS %d differ from those with 1 (relative %.3g)", tr.Method, tr.Float32, procs, d)
+			}
+			for k := range norms {
+				if math.Abs(norms[k]-wantNorms[k]) > tol*wantNorms[k] {
+					t.Errorf("%s: gradient norm of update %d with GOMAXPROCS %d: %v, with 1: %v", tr.Method, k+1, procs, norms[k], wantNorms[k])
+					break
+				}
+			}
+		}
+	}
+}
+
+// maxRelDiff returns the largest |a−b|/(|b|+1e-3) over the parameters.
+func maxRelDiff(a, b [][]float64) float64 {
+	d := 0.0
+	for p := range a {
+		for k := range a[p] {
+			d = math.Max(d, math.Abs(a[p][k]-b[p][k])/(math.Abs(b[p][k])+1e-3))
+		}
+	}
+	return d
+}

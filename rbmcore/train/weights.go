@@ -1,0 +1,109 @@
+package train
+
+import (
+	"math"
+
+	"github.com/harmonium-rbm/harmonium/rbmcore/internal/workers"
+)
+
+// Row blocking of the weight pass: ranges of visible units (rows of W)
+// start at multiples of wBlock, the per-block partial results (gradient
+// norm, first diverging weight) are combined in block order, so they do not
+// depend on the number of cores; the gradient rows are computed wChunk rows
+// at a time so that a chunk's gradient is still in cache for its step.
+const (
+	wBlock = 8
+	wChunk = 64
+)
+
+// weightPass does the per-update work on the weights, row-parallel over
+// the visible units: the weight gradient (products.outer), the elementwise
+// penalties, the optimiser step with the backup of the previous values, and
+// the scan for divergence, the gradient norm and the float32 shadow.
+type weightPass struct {
+	r     *run
+	lr    float64
+	terms []term
+	limit float64   // divergence threshold on |w| (resolved MaxWeight)
+	gn    []float64 // per block: Σ of the squared ascent direction
+	bad   []int     // per block: flat index of the first bad weight, or −1
+}
+
+func (wp *weightPass) init(r *run) {
+	blocks := (r.prod.nv + wBlock - 1) / wBlock
+	*wp = weightPass{r: r, limit: weightLimit(r.t.MaxWeight, r.m), gn: make([]float64, blocks), bad: make([]int, blocks)}
+}
+
+// run performs the selected parts on every row: gemm computes the
+// gradient rows into r.dir.W; step backs W up, applies the L2/L1 penalties
+// to the direction and the optimiser step (none when the weights are
+// frozen); check scans the new weights and the direction and refreshes the
+// float32 shadow.
+func (wp *weightPass) run(gemm, step, check bool) error {
+	r := wp.r
+	p := r.prod
+	nh := p.nh
+	last := len(r.params) - 1
+	w, d, backup := r.params[last], r.dir.W.RawMatrix().Data, r.backup[last]
+	frozen := r.frozen[last]
+	l2, l1 := r.t.L2, r.t.L1
+	lim := math.Min(wp.limit, math.MaxFloat64) // ±Inf count as divergence
+	return workers.ForRanges(p.nv, wBlock, func(i0, i1 int) error {
+		for c0 := i0; c0 < i1; c0 += wChunk {
+			c1 := min(c0+wChunk, i1)
+			if gemm {
+				p.outer(c0, c1, wp.terms, d)
+			}
+			for b0 := c0; b0 < c1; b0 += wBlock {
+				b1 := min(b0+wBlock, c1)
+				lo, hi := b0*nh, b1*nh
+				if step {
+					copy(backup[lo:hi], w[lo:hi])
+					if l2 > 0 || l1 > 0 {
+						for k, x := range w[lo:hi] {
+							d[lo+k] -= l2*x + l1*sign(x)
+						}
+					}
+					if !frozen {
+						r.opt.apply(last, lo, hi, w, d, wp.lr)
+					}
+				}
+				if check {
+					first, s := -1, 0.0
+					for k, x := range w[lo:hi] {
+						if !(math.Abs(x) <= lim) {
+							first = lo + k
+							break
+						}
+					}
+					for _, x := range d[lo:hi] {
+						s += x * x
+					}
+					wp.bad[b0/wBlock], wp.gn[b0/wBlock] = first, s
+					p.refresh(b0, b1)
+				}
+			}
+		}
+		return nil
+	})
+}
+
+// norm returns the Euclidean norm of the weight direction of the last check.
+func (wp *weightPass) norm() float64 {
+	s := 0.0
+	for _, x := range wp.gn {
+		s += x
+	}
+	return math.Sqrt(s)
+}
+
+// firstBad returns the flat index of the first weight found bad (not
+// finite, or beyond the limit) by the last check, or −1.
+func (wp *weightPass) firstBad() int {
+	for _, k := range wp.bad {
+		if k >= 0 {
+			return k
+		}
+	}
+	return -1
+}
