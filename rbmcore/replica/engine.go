@@ -314,13 +314,16 @@ func (e *engine) jacobian() {
 	}
 }
 
-// linearSolve solves J Δ = −r (Δ in e.tmp), by the structured solver when
-// it is cheaper than a dense LU (mode Exact with several blocks).
+// linearSolve solves J Δ = −r (Δ in e.tmp) with the Jacobian at the
+// current z (after eval): by the structured solver, which builds the parts
+// of J it needs itself, when it is cheaper than a dense LU (mode Exact with
+// several blocks), otherwise by a dense LU of the full Jacobian.
 func (e *engine) linearSolve() bool {
 	if e.mode == Exact && e.b*e.k+e.om*e.b < e.n()/2 {
 		return e.structuredSolve()
 	}
 	e.fact = nil
+	e.jacobian()
 	return e.newtonSolve()
 }
 
@@ -382,7 +385,6 @@ func (e *engine) newton(ctx context.Context, tol float64, maxIter int) (int, err
 			copy(e.z[:n], z0)
 			_, _, res = e.eval()
 		}
-		e.jacobian()
 		if !e.linearSolve() {
 			return it, fmt.Errorf("singular Jacobian at Newton step %d (residual %.3g)", it, res)
 		}

@@ -14,8 +14,11 @@ import (
 // the blocks only within a class, so it is block diagonal with C blocks of
 // size B×B after reordering; U Vᵀ (the data terms) has rank B·K. With
 // y = Vᵀ Δ_u as extra unknowns, Δ_u is eliminated through E⁻¹ and a dense
-// system of size B·K + Ω·B remains (bordering / Woodbury). It reports false
-// if a factorisation is singular.
+// system of size B·K + Ω·B remains (bordering / Woodbury). The parts of the
+// Jacobian it needs (E, J_uh, J_hh, and J_hu through its coefficients) are
+// built here from the quantities of eval, never the dense n×n matrix of
+// jacobian (which TestStructuredSolve compares with). It reports false if a
+// factorisation is singular.
 func (e *engine) structuredSolve() bool {
 	k, c, nb, om := e.k, e.c, e.b, e.om
 	f, sig := e.cl.F, e.cl.Sigma
@@ -24,7 +27,12 @@ func (e *engine) structuredSolve() bool {
 	ny := nb * k
 	m2 := ny + nh + 1 // columns: U, J_uh, r_u
 	nr := ny + nh
-	j := e.j[:n*n]
+	h := e.hOf()
+	pi := 0.0
+	if om > 0 {
+		pi = 1 / float64(om)
+	}
+	al := e.alpha
 	// A fresh factorisation each time: it is kept (immutable) for chord
 	// steps, also by the Solution for the next continuation step.
 	fa := &factorisation{b: nb, c: c, om: om,
@@ -35,7 +43,8 @@ func (e *engine) structuredSolve() bool {
 	e.sT = resize(e.sT, nh*m2)
 	piv := fa.piv
 	ik := 1 / float64(k)
-	// right-hand sides, in class-major order: Y[(c,b), :] = [U | J_uh | −r_u]
+	// right-hand sides, in class-major order: Y[(c,b), :] = [U | J_uh | −r_u],
+	// J_uh[(b,c), (ω,b')] = −(1/Ω)[α h_ωb dv_ωc φ_b' u_b'c + δ_bb' v_ωc]
 	y := fa.y
 	for b := 0; b < nb; b++ {
 		for cc := 0; cc < c; cc++ {
@@ -43,23 +52,34 @@ func (e *engine) structuredSolve() bool {
 			for l := 0; l < k; l++ {
 				row[b*k+l] = sig[cc*k+l] * e.dhk[b*k+l] * ik
 			}
-			src := j[(b*c+cc)*n+nu : (b*c+cc)*n+n]
-			copy(row[ny:ny+nh], src)
+			for w := 0; w < om; w++ {
+				coef := pi * h[w*nb+b] * e.dv[w*c+cc] * al
+				dst := row[ny+w*nb : ny+(w+1)*nb]
+				for b2 := range dst {
+					dst[b2] = -coef * e.phi[b2] * e.u[b2*c+cc]
+				}
+				dst[b] -= pi * e.v[w*c+cc]
+			}
 			row[m2-1] = -e.r[b*c+cc]
 		}
 	}
-	// E_c and Y ← E_c⁻¹ Y, class by class
+	// E_c and Y ← E_c⁻¹ Y, class by class:
+	// E_c[b,b'] = −γ δ_bb' − (α/Ω) Σ_ω h_ωb dv_ωc φ_b' h_ωb'
 	for cc := 0; cc < c; cc++ {
 		ec := fa.ec[cc*nb*nb : (cc+1)*nb*nb]
 		for b := 0; b < nb; b++ {
-			for b2 := 0; b2 < nb; b2++ {
-				ec[b*nb+b2] = j[(b*c+cc)*n+b2*c+cc]
+			row := ec[b*nb : (b+1)*nb]
+			for b2 := range row {
+				row[b2] = 0
 			}
-			s := 0.0
-			for l := 0; l < k; l++ {
-				s += e.dhk[b*k+l]
+			row[b] = -e.gamma
+			for w := 0; w < om; w++ {
+				hw := h[w*nb : (w+1)*nb]
+				coef := pi * hw[b] * e.dv[w*c+cc] * al
+				for b2 := range row {
+					row[b2] -= coef * e.phi[b2] * hw[b2]
+				}
 			}
-			ec[b*nb+b] -= f[cc] * s * ik
 		}
 		a := blas64.General{Rows: nb, Cols: nb, Stride: nb, Data: ec}
 		p := piv[cc*nb : (cc+1)*nb]
@@ -92,7 +112,6 @@ func (e *engine) structuredSolve() bool {
 	// h rows: T = J_hu Y, using the structure of J_hu: the row of R1(ω,b) is
 	// −ds_ωb f_c' [δ_bb' v_ωc' + u_bc' dv_ωc' α φ_b' h_ωb'] at column (b',c').
 	if nh > 0 {
-		h := e.hOf()
 		e.sZ = resize(e.sZ, c*m2)
 		z := e.sZ
 		t := e.sT
@@ -130,12 +149,21 @@ func (e *engine) structuredSolve() bool {
 					}
 				}
 				out := r[(ny+q)*nr : (ny+q+1)*nr]
-				for p := 0; p < ny; p++ {
+				for p := 0; p < nr; p++ {
 					out[p] = -trow[p]
 				}
-				for p := 0; p < nh; p++ {
-					out[ny+p] = j[(nu+q)*n+nu+p] - trow[ny+p]
+				// J_hh[(ω,b),(ω,b')] = δ_bb' − ds α φ_b' Σ_c f_c u_bc dv_ωc u_b'c
+				ub := e.u[b*c : (b+1)*c]
+				dvw := e.dv[w*c : (w+1)*c]
+				for b2 := 0; b2 < nb; b2++ {
+					ub2 := e.u[b2*c : (b2+1)*c]
+					s := 0.0
+					for cc := range ub {
+						s += f[cc] * ub[cc] * dvw[cc] * ub2[cc]
+					}
+					out[ny+w*nb+b2] -= ds * al * e.phi[b2] * s
 				}
+				out[ny+q]++
 				rhs[ny+q] = -e.r[nu+q] - trow[m2-1]
 			}
 		}
