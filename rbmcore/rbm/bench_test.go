@@ -1,6 +1,7 @@
 package rbm
 
 import (
+	"context"
 	"syscall"
 	"testing"
 
@@ -16,25 +17,25 @@ import (
 // machine's dgemm speed the sweep achieves.
 const benchN, benchM, benchB = 784, 500, 100
 
-func BenchmarkGibbsSweep(b *testing.B) { benchSweep(b, false) }
+// BenchmarkGibbsSweep is the default sweep: certified float32 products
+// (exact samples, see Chains.Products).
+func BenchmarkGibbsSweep(b *testing.B) { benchSweep(b, "") }
 
-// BenchmarkGibbsSweepFloat32 is the same sweep with Chains.Float32.
-func BenchmarkGibbsSweepFloat32(b *testing.B) { benchSweep(b, true) }
+// BenchmarkGibbsSweepFloat64 is the same sweep with float64 products.
+func BenchmarkGibbsSweepFloat64(b *testing.B) { benchSweep(b, "float64") }
 
-func benchSweep(b *testing.B, f32 bool) {
+func benchSweep(b *testing.B, products string) {
 	m := New(Binary(benchN), Binary(benchM), Seed(1))
 	c, err := NewChains(m, benchB, 1)
 	if err != nil {
 		b.Fatal(err)
 	}
-	c.Float32 = f32
+	c.Products = products
 	b.ReportAllocs()
 	b.ResetTimer()
 	cpu0 := cpuSeconds()
-	for i := 0; i < b.N; i++ {
-		if err := c.Sweep(); err != nil {
-			b.Fatal(err)
-		}
+	if err := c.Run(context.Background(), b.N, nil); err != nil {
+		b.Fatal(err)
 	}
 	reportSweep(b, cpu0)
 }
@@ -78,7 +79,7 @@ func cpuSeconds() float64 {
 }
 
 // BenchmarkSgemmSweepShapes is BenchmarkGemmSweepShapes in single precision
-// (the products of Chains.Float32).
+// (the products of the default Chains).
 func BenchmarkSgemmSweepShapes(b *testing.B) {
 	m := New(Binary(benchN), Binary(benchM), Seed(1))
 	w := make([]float32, benchN*benchM)

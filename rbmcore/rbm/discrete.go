@@ -76,8 +76,14 @@ func (l *BinaryLayer) Sample(rng *rand.Rand, in, out []float64, beta float64) er
 		return err
 	}
 	rowsOf(len(in), len(l.Theta))
-	sampleSigmoid(rng, l.Theta, in, out, beta, 0, 1)
+	theta, scale, lo, hi := l.sigmoidForm(beta)
+	sampleSigmoid(rng, theta, in, out, scale, lo, hi, nil)
 	return nil
+}
+
+// sigmoidForm: a binary unit is Bernoulli(σ(β(I + θ))) on {0, 1}.
+func (l *BinaryLayer) sigmoidForm(beta float64) (theta []float64, scale, lo, hi float64) {
+	return l.Theta, beta, 0, 1
 }
 
 // Energy sets out[b] = -Σ_u θ_u x_bu.
@@ -166,8 +172,14 @@ func (l *SpinLayer) Sample(rng *rand.Rand, in, out []float64, beta float64) erro
 		return err
 	}
 	rowsOf(len(in), len(l.Theta))
-	sampleSigmoid(rng, l.Theta, in, out, 2*beta, -1, 1)
+	theta, scale, lo, hi := l.sigmoidForm(beta)
+	sampleSigmoid(rng, theta, in, out, scale, lo, hi, nil)
 	return nil
+}
+
+// sigmoidForm: a spin is -1 + 2·Bernoulli(σ(2β(I + θ))).
+func (l *SpinLayer) sigmoidForm(beta float64) (theta []float64, scale, lo, hi float64) {
+	return l.Theta, 2 * beta, -1, 1
 }
 
 // Energy sets out[b] = -Σ_u θ_u x_bu.

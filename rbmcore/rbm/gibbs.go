@@ -5,11 +5,15 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	"gonum.org/v1/gonum/blas"
 	"gonum.org/v1/gonum/blas/blas32"
 	"gonum.org/v1/gonum/mat"
+
+	"github.com/harmonium-rbm/harmonium/rbmcore/internal/workers"
 )
 
 // Chains is a set of B block-Gibbs chains of an RBM, persistent across calls
@@ -20,7 +24,7 @@ import (
 //
 // Units whose Clamp entry is true keep their current value (set them in V or
 // H before running): this samples the conditional distribution of the other
-// units. The random streams are fixed per block of 16 chains, so a run is
+// units. The random streams are fixed per block of 4 chains, so a run is
 // reproducible from the seed on any machine.
 type Chains struct {
 	Model *RBM
@@ -30,23 +34,33 @@ type Chains struct {
 	Beta float64
 	// ClampVisible and ClampHidden (nil, or one flag per unit) fix units.
 	ClampVisible, ClampHidden []bool
-	// Float32, if set, computes the two matrix products of a sweep in single
-	// precision (sgemm: about twice the speed of the default float64 dgemm).
-	// The inputs are then accurate to about 1e-7 relative, far below the
-	// sampling noise; states, sampling and everything else stay float64. The
-	// weights are converted at every sweep, so updates between sweeps count.
+	// Products selects the precision of a sweep's two matrix products:
 	//
-	// It is not the default, even for large binary–binary chains where it
-	// nearly halves the sweep time: with float32 products a sample is an
-	// exact draw given inputs perturbed by up to ~1e-7·Σ_i |v_i w_iµ|, not
-	// given the model's inputs. For typical models the resulting bias of a
-	// unit's probability (~1e-7 to 1e-5) is far below what any run can
-	// detect, but with the large inputs the engine supports (|I| up to 1e4)
-	// it reaches ~1e-4 near a unit's threshold, and the engine's contract is
-	// exact conditional sampling. Set it for speed when that is acceptable.
-	Float32 bool
+	//   - "" (default): single precision (sgemm, about twice the speed of
+	//     dgemm) for binary and spin layers, double for the others. Binary
+	//     and spin samples stay exact: a rigorous bound on the float32
+	//     error of each input (γ_{k+2}·max_i|x_i|·Σ_i|w_iµ|, Higham's
+	//     bound for a k-term dot product, plus float64 rounding slack) is
+	//     carried into the Bernoulli decision, which is made for the whole
+	//     interval, and the rare inputs whose interval straddles the
+	//     decision (~1e-4 of the units) are recomputed in float64. The
+	//     samples are then the very ones the float64 products give with
+	//     the same seed.
+	//   - "float64": double precision everywhere.
+	//   - "float32": single precision for every layer. Continuous, Potts
+	//     and Poisson samples are then exact draws given inputs perturbed
+	//     by up to ~1e-7·Σ_i |x_i w_iµ| (a bias far below the sampling
+	//     noise for typical models, but the engine's contract is exact
+	//     conditional sampling, hence not the default).
+	//
+	// The weights are read (and converted) at the start of every Sweep and
+	// Run call: updates between calls count, updates during a Run do not.
+	Products string
 
 	w32, x32, in32 []float32
+	absIn          [2][]float64 // Σ|w| over the inputs of each hidden (0) and visible (1) unit
+	maxW           float64      // max |w|
+	recomputed     atomic.Int64 // certified inputs recomputed in float64
 	rngs           []*rand.Rand
 	inH            []float64 // hidden inputs of the last sweep (v·W)
 	inV            []float64 // visible inputs of the last sweep (h·Wᵀ)
@@ -125,6 +139,9 @@ type half struct {
 	k     int
 	trans bool
 	in    []float64
+	other Layer     // the layer of src
+	f32   bool      // products in float32
+	abs   []float64 // with a sigmoid layer and f32: Σ_i |w| of each unit's input (certified sampling)
 }
 
 // halves returns the hidden (h | v) and visible (v | h) halves of a sweep.
@@ -132,8 +149,8 @@ func (c *Chains) halves() (hid, vis half, err error) {
 	m := c.Model
 	nv, nh := Width(m.Visible), Width(m.Hidden)
 	v, h := c.V.RawMatrix().Data, c.H.RawMatrix().Data
-	hid = half{l: m.Hidden, x: h, w: nh, src: v, k: nv, in: c.inH}
-	vis = half{l: m.Visible, x: v, w: nv, src: h, k: nh, trans: true, in: c.inV}
+	hid = half{l: m.Hidden, x: h, w: nh, src: v, k: nv, in: c.inH, other: m.Visible}
+	vis = half{l: m.Visible, x: v, w: nv, src: h, k: nh, trans: true, in: c.inV, other: m.Hidden}
 	if hid.keep, err = clampCols(c.ClampHidden, m.Hidden); err != nil {
 		return hid, vis, fmt.Errorf("ClampHidden: %w", err)
 	}
@@ -147,7 +164,15 @@ func (c *Chains) halves() (hid, vis half, err error) {
 // sampling block by block (each block with its own stream), keeping the
 // clamped columns.
 func (c *Chains) step(s half, r0, r1 int) error {
-	c.product(s.src[r0*s.k:r1*s.k], r1-r0, s.trans, s.in[r0*s.w:r1*s.w], r0*max(s.k, s.w))
+	var mul, add []float64
+	if s.abs != nil {
+		mul, add = c.rowBounds(s, r0, r1)
+		if mul == nil { // too large for float32
+			s.f32, s.abs = false, nil
+		}
+	}
+	c.product(s, r0, r1)
+	sig, _ := s.l.(sigmoidLayer)
 	return eachBlock(r0, r1, c.rngs, func(b0, b1 int, rng *rand.Rand) error {
 		var kept []float64
 		for r := b0; r < b1; r++ {
@@ -155,7 +180,14 @@ func (c *Chains) step(s half, r0, r1 int) error {
 				kept = append(kept, s.x[r*s.w+j])
 			}
 		}
-		if err := s.l.Sample(rng, s.in[b0*s.w:b1*s.w], s.x[b0*s.w:b1*s.w], c.Beta); err != nil {
+		in, x := s.in[b0*s.w:b1*s.w], s.x[b0*s.w:b1*s.w]
+		if s.abs != nil {
+			theta, scale, lo, hi := sig.sigmoidForm(c.Beta)
+			cert := certificate{rowMul: mul[b0-r0 : b1-r0], rowAdd: add[b0-r0 : b1-r0], unitAbs: s.abs,
+				exact: func(r, u int) float64 { return c.exactInput(s, b0+r, u) }}
+			sampleSigmoid(rng, theta, in, x, scale, lo, hi, &cert)
+			c.recomputed.Add(int64(cert.recomputed))
+		} else if err := s.l.Sample(rng, in, x, c.Beta); err != nil {
 			return err
 		}
 		for r := b0; r < b1; r++ {
@@ -167,38 +199,186 @@ func (c *Chains) step(s half, r0, r1 int) error {
 	})
 }
 
-// product sets out = x·W (trans false) or x·Wᵀ for the rows of x, in
-// float64 or, with Float32, through sgemm on the float32 copy of W made by
-// Sweep, with the float32 operands in Sweep's buffers x32 and in32 from
-// offset off (the ranges of concurrent calls do not overlap).
-func (c *Chains) product(x []float64, rows int, trans bool, out []float64, off int) {
+// rowBounds returns the certificate's per-row factors for rows [r0, r1)
+// of half s: the float32 input of unit u differs from the float64 one by
+// at most mul[r]·Σ_i|w_iu| + add[r], or nil when the values are too large
+// for float32 (the half then runs in float64). With k terms and unit
+// roundoff u32 = 2⁻²⁴, converting x and w and the k-term dot product
+// cost at most γ_{k+2}·Σ_i|x_i w_iu| ≤ γ_{k+2}·max|x|·Σ_i|w_iu|
+// (Higham, Accuracy and Stability, §3.1); the float64 product is within
+// k·2⁻⁵³ of the same sum; float32 underflow adds at most 2⁻¹⁴⁹ per
+// conversion and product; 2⁻⁴⁸ covers the roundings of the decision.
+func (c *Chains) rowBounds(s half, r0, r1 int) (mul, add []float64) {
+	k := float64(s.k)
+	g := (k+2)*0x1p-24/(1-(k+2)*0x1p-24) + k*0x1p-52 + roundSlack
+	tiny := k * 0x1p-149
+	maxAbs := 0.0
+	for _, a := range s.abs {
+		if a > maxAbs {
+			maxAbs = a
+		}
+	}
+	if !(c.maxW < 0x1p100) || !(maxAbs < 0x1p100) {
+		return nil, nil
+	}
+	// the states of a binary or spin source are at most 1 in magnitude
+	_, unit := s.other.(sigmoidLayer)
+	mul, add = make([]float64, r1-r0), make([]float64, r1-r0)
+	for r := r0; r < r1; r++ {
+		xm := 1.0
+		if !unit {
+			xm = 0
+			for _, x := range s.src[r*s.k : (r+1)*s.k] {
+				if a := math.Abs(x); a > xm {
+					xm = a
+				} else if a != a { // NaN: leave it to float64
+					return nil, nil
+				}
+			}
+			if !(xm*maxAbs < 0x1p100) {
+				return nil, nil
+			}
+		}
+		mul[r-r0] = g*xm + tiny
+		add[r-r0] = tiny * (xm + 1)
+	}
+	return mul, add
+}
+
+// exactInput returns the float64 input of unit u in row r of half s.
+func (c *Chains) exactInput(s half, r, u int) float64 {
 	w := c.Model.W.RawMatrix()
-	if !c.Float32 {
-		gemm(x, rows, w, trans, out)
+	x := s.src[r*s.k : (r+1)*s.k]
+	sum := 0.0
+	if s.trans {
+		for j, wj := range w.Data[u*w.Stride : u*w.Stride+w.Cols] {
+			sum += x[j] * wj
+		}
+		return sum
+	}
+	for i, xi := range x {
+		sum += xi * w.Data[i*w.Stride+u]
+	}
+	return sum
+}
+
+// product sets the inputs of half s for rows [r0, r1): src·W (or src·Wᵀ)
+// in float64 or, with s.f32, through sgemm on the float32 copy of W made
+// by prepare, with the float32 operands in the buffers x32 and in32 (the
+// row ranges of concurrent calls do not overlap).
+func (c *Chains) product(s half, r0, r1 int) {
+	rows := r1 - r0
+	x, out := s.src[r0*s.k:r1*s.k], s.in[r0*s.w:r1*s.w]
+	w := c.Model.W.RawMatrix()
+	if !s.f32 {
+		gemm(x, rows, w, s.trans, out)
 		return
 	}
-	k, n, t := w.Rows, w.Cols, blas.NoTrans
-	if trans {
-		k, n, t = n, k, blas.Trans
+	t := blas.NoTrans
+	if s.trans {
+		t = blas.Trans
 	}
-	if rows == 0 || n == 0 {
+	if rows == 0 || s.w == 0 {
 		return
 	}
-	if k == 0 {
+	if s.k == 0 {
 		clear(out)
 		return
 	}
+	off := r0 * max(s.k, s.w)
 	x32, in32 := c.x32[off:off+len(x)], c.in32[off:off+len(out)]
 	for i, v := range x {
 		x32[i] = float32(v)
 	}
 	blas32.Gemm(blas.NoTrans, t, 1,
-		blas32.General{Rows: rows, Cols: k, Stride: k, Data: x32},
+		blas32.General{Rows: rows, Cols: s.k, Stride: s.k, Data: x32},
 		blas32.General{Rows: w.Rows, Cols: w.Cols, Stride: w.Cols, Data: c.w32}, 0,
-		blas32.General{Rows: rows, Cols: n, Stride: n, Data: in32})
+		blas32.General{Rows: rows, Cols: s.w, Stride: s.w, Data: in32})
 	for i, v := range in32 {
 		out[i] = float64(v)
 	}
+}
+
+// prepare returns the two halves of a sweep with their precision, making
+// the float32 copy of W and the bounds that the float32 halves need.
+func (c *Chains) prepare() (hid, vis half, err error) {
+	if err := c.checkShapes(); err != nil {
+		return hid, vis, err
+	}
+	if hid, vis, err = c.halves(); err != nil {
+		return hid, vis, err
+	}
+	w := c.Model.W.RawMatrix()
+	contiguous := w.Stride == w.Cols
+	for _, s := range []*half{&hid, &vis} {
+		_, sig := s.l.(sigmoidLayer)
+		switch c.Products {
+		case "":
+			s.f32 = sig && contiguous
+		case "float32":
+			if !contiguous {
+				return hid, vis, fmt.Errorf("rbm: chains: Products float32 needs contiguous weights (stride %d, %d columns)", w.Stride, w.Cols)
+			}
+			s.f32 = true
+		case "float64":
+		default:
+			return hid, vis, fmt.Errorf("rbm: chains: Products = %q, want \"\", \"float64\" or \"float32\"", c.Products)
+		}
+	}
+	if !hid.f32 && !vis.f32 {
+		return hid, vis, nil
+	}
+	c.convertWeights()
+	n := c.Len() * max(hid.w, vis.w, hid.k, vis.k)
+	if len(c.x32) < n {
+		c.x32, c.in32 = make([]float32, n), make([]float32, n)
+	}
+	for i, s := range []*half{&hid, &vis} {
+		if _, sig := s.l.(sigmoidLayer); sig && s.f32 {
+			s.abs = c.absIn[i]
+		}
+	}
+	return hid, vis, nil
+}
+
+// convertWeights makes w32, the float32 copy of W, with absIn (the sums
+// of |w| over the inputs of every hidden and visible unit) and maxW, in
+// one pass split over the cores by rows of W.
+func (c *Chains) convertWeights() {
+	w := c.Model.W.RawMatrix()
+	nv, nh := w.Rows, w.Cols
+	if len(c.w32) != nv*nh {
+		c.w32 = make([]float32, nv*nh)
+	}
+	if len(c.absIn[0]) != nh || len(c.absIn[1]) != nv {
+		c.absIn = [2][]float64{make([]float64, nh), make([]float64, nv)}
+	}
+	var mu sync.Mutex
+	clear(c.absIn[0])
+	c.maxW = 0
+	_ = workers.ForRanges(nv, 8, func(i0, i1 int) error {
+		col := make([]float64, nh)
+		mx := 0.0
+		for i := i0; i < i1; i++ {
+			row, row32 := w.Data[i*nh:(i+1)*nh], c.w32[i*nh:(i+1)*nh]
+			s := 0.0
+			for j, x := range row {
+				row32[j] = float32(x)
+				a := math.Abs(x)
+				s += a
+				col[j] += a
+				mx = math.Max(mx, a)
+			}
+			c.absIn[1][i] = s
+		}
+		mu.Lock()
+		for j, a := range col {
+			c.absIn[0][j] += a
+		}
+		c.maxW = math.Max(c.maxW, mx)
+		mu.Unlock()
+		return nil
+	})
 }
 
 // checkShapes verifies that V and H (which callers may replace) are
@@ -222,25 +402,15 @@ func (c *Chains) checkShapes() error {
 // The chains are split into one range per core; each range runs its own
 // two products and samplings.
 func (c *Chains) Sweep() error {
-	if err := c.checkShapes(); err != nil {
-		return err
-	}
-	hid, vis, err := c.halves()
+	hid, vis, err := c.prepare()
 	if err != nil {
 		return fmt.Errorf("rbm: sweep %d: %w", c.sweeps+1, err)
 	}
-	if c.Float32 {
-		w := c.Model.W.RawMatrix()
-		if w.Stride != w.Cols {
-			return fmt.Errorf("rbm: chains: Float32 needs contiguous weights (stride %d, %d columns)", w.Stride, w.Cols)
-		}
-		c.w32 = toFloat32(c.w32, w.Data[:w.Rows*w.Cols])
-		n := c.Len() * max(hid.w, vis.w)
-		if len(c.x32) < n {
-			c.x32, c.in32 = make([]float32, n), make([]float32, n)
-		}
-	}
-	err = forRanges(c.Len(), func(r0, r1 int) error {
+	return c.sweep(hid, vis)
+}
+
+func (c *Chains) sweep(hid, vis half) error {
+	err := forRanges(c.Len(), func(r0, r1 int) error {
 		if err := c.step(hid, r0, r1); err != nil {
 			return fmt.Errorf("hidden: %w", err)
 		}
@@ -259,15 +429,19 @@ func (c *Chains) Sweep() error {
 // Run performs n sweeps, checking ctx between sweeps and calling progress
 // (if not nil) at most every 100 ms and at the end. On cancellation the
 // chains hold the state of the last complete sweep and ctx's error is
-// returned.
+// returned. The model is read once, at the start.
 func (c *Chains) Run(ctx context.Context, n int, progress func(done, total int)) error {
 	ctx = ContextOrDefault(ctx)
+	hid, vis, err := c.prepare()
+	if err != nil {
+		return fmt.Errorf("rbm: sweep %d: %w", c.sweeps+1, err)
+	}
 	last := time.Now()
 	for k := 0; k < n; k++ {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		if err := c.Sweep(); err != nil {
+		if err := c.sweep(hid, vis); err != nil {
 			return err
 		}
 		if progress != nil && (k == n-1 || time.Since(last) > 100*time.Millisecond) {
@@ -291,16 +465,4 @@ func checkFinite(x []float64, what string) error {
 		}
 	}
 	return nil
-}
-
-// toFloat32 converts x into buf (grown as needed).
-func toFloat32(buf []float32, x []float64) []float32 {
-	if cap(buf) < len(x) {
-		buf = make([]float32, len(x))
-	}
-	buf = buf[:len(x)]
-	for i, v := range x {
-		buf[i] = float32(v)
-	}
-	return buf
 }
