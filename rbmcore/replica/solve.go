@@ -335,8 +335,15 @@ func (e *engine) solve(ctx context.Context, p *Problem, predicted []rawState) (*
 	}
 	sol := e.solution(p, found)
 	sol.Newton = steps
+	if p.Mode == Exact && math.Max(sol.Res20, sol.Res21) > mergedTol {
+		return nil, fmt.Errorf("replica: γ = %g: residuals after merging coinciding blocks: Eq. 20 %.3g, Eq. 21 %.3g (above %g)", p.Gamma, sol.Res20, sol.Res21, mergedTol)
+	}
 	return sol, nil
 }
+
+// mergedTol bounds the residuals of a returned solution (mode Exact), after
+// coinciding blocks are merged: the Done-when bound of issue 7.
+const mergedTol = 1e-10
 
 // errOscillate reports a state set that never becomes self-consistent:
 // Newton's solution has saddle points that are not stable, while the stable
@@ -346,7 +353,7 @@ var errOscillate = errors.New("the set of saddle points does not settle: the sol
 // solution packages the current engine state, merging coinciding blocks and
 // canonicalising signs.
 func (e *engine) solution(p *Problem, found []rawState) *Solution {
-	r20, r21, rs := e.eval()
+	_, _, rs := e.eval()
 	k, c, nb := e.k, e.c, e.b
 	h := e.hOf()
 	// block signs: make the first non-negligible input I^k_b positive
@@ -391,10 +398,7 @@ func (e *engine) solution(p *Problem, found []rawState) *Solution {
 			blocks = append(blocks, Block{Frac: e.phi[b], U: ub})
 		}
 	}
-	sol := &Solution{Problem: *p, Blocks: blocks, Res20: r20, Res21: r21, ResProj: rs}
-	if e.mode == Exact {
-		sol.ResProj = r21
-	}
+	sol := &Solution{Problem: *p, Blocks: blocks, ResProj: rs}
 	// states, in block-merged variables
 	st, flipped := e.mattisFrom(found)
 	if !flipped && len(rep) == nb {
@@ -422,7 +426,62 @@ func (e *engine) solution(p *Problem, found []rawState) *Solution {
 		sol.States = append(sol.States, s)
 	}
 	sol.fillLogLik()
+	// the residuals of the solution as returned (blocks merged)
+	sol.Res20, sol.Res21 = sol.residuals()
+	if e.mode == Exact {
+		sol.ResProj = sol.Res21
+	}
 	return sol
+}
+
+// residuals returns the largest residuals of Eq. 20 (per state, class and
+// block) and of Eq. 21 (per block and class) of the solution.
+func (s *Solution) residuals() (r20, r21 float64) {
+	cl := s.Problem.Classes
+	k, c := cl.K, len(cl.F)
+	al, g := s.Problem.Alpha, s.Problem.Gamma
+	pi := 0.0
+	if len(s.States) > 0 {
+		pi = 1 / float64(len(s.States))
+	}
+	for _, st := range s.States {
+		for j := 0; j < c; j++ {
+			a := 0.0
+			for b, bl := range s.Blocks {
+				a += bl.Frac * bl.U[j] * st.H[b]
+			}
+			r20 = math.Max(r20, math.Abs(st.V[j]-math.Tanh(al*a)))
+		}
+		for b, bl := range s.Blocks {
+			a := 0.0
+			for j := 0; j < c; j++ {
+				a += cl.F[j] * bl.U[j] * st.V[j]
+			}
+			r20 = math.Max(r20, math.Abs(st.H[b]-math.Tanh(a)))
+		}
+	}
+	for b, bl := range s.Blocks {
+		hk := make([]float64, k)
+		for l := range hk {
+			a := 0.0
+			for j := 0; j < c; j++ {
+				a += cl.F[j] * cl.Sigma[j*k+l] * bl.U[j]
+			}
+			hk[l] = math.Tanh(a)
+		}
+		for j := 0; j < c; j++ {
+			x := 0.0
+			for l := 0; l < k; l++ {
+				x += cl.Sigma[j*k+l] * hk[l]
+			}
+			x /= float64(k)
+			for _, st := range s.States {
+				x -= pi * st.V[j] * st.H[b]
+			}
+			r21 = math.Max(r21, math.Abs(x-g*bl.U[j]))
+		}
+	}
+	return r20, r21
 }
 
 // mattisFrom maps each solved state to the data points whose Mattis

@@ -185,15 +185,20 @@ func Sweep(ctx context.Context, start *Solution, gammas []float64, opt SweepOpti
 				continue
 			}
 			path.Steps++
-			path.Events = append(path.Events, signatureOf(cur).events(signatureOf(next), cur.Problem.Gamma, g)...)
-			if sameStructure(cur, next) {
+			evs := signatureOf(cur).events(signatureOf(next), cur.Problem.Gamma, g)
+			path.Events = append(path.Events, evs...)
+			switch {
+			case !sameStructure(cur, next):
+				hist = nil
+			case len(evs) > 0: // e.g. W = 0 → W ≠ 0: no prediction across it
+				hist = nil
+				step *= 2
+			default:
 				hist = append([]*Solution{cur}, hist...)
 				if len(hist) > predictOrder {
 					hist = hist[:predictOrder]
 				}
 				step *= 2 // grow back after successful steps
-			} else {
-				hist = nil
 			}
 			cur = next
 			if rem := target - cur.Problem.Gamma; math.Abs(step) > math.Abs(rem) && rem != 0 {
@@ -267,9 +272,13 @@ func continueTo(ctx context.Context, cur *Solution, hist []*Solution, g float64,
 			}
 		}
 	}
-	if signatureOf(cur).zero {
+	if onParamagneticBranch(cur) {
 		// W = 0 is a solution at every γ; below the threshold Kγ < λ_max the
-		// non-trivial branch bifurcates from it along Eq. 23.
+		// non-trivial branch bifurcates from it along Eq. 23, which is also
+		// the exact solution while there are no states. Start from Eq. 23:
+		// Newton from the small weights near the threshold (or a
+		// prediction through W = 0) falls onto W = 0 (checked,
+		// TestThresholdIsLambdaMaxOverK).
 		_, bl, err := Paramagnetic(p.Classes, g)
 		if err != nil {
 			return nil, err
@@ -303,6 +312,22 @@ func continueTo(ctx context.Context, cur *Solution, hist []*Solution, g float64,
 		}
 	}
 	return sol, nil
+}
+
+// onParamagneticBranch reports whether s is W = 0 or the one-block
+// solution of Eq. 23 without states (the branch Paramagnetic follows).
+func onParamagneticBranch(s *Solution) bool {
+	if signatureOf(s).zero {
+		return true
+	}
+	if len(s.States) != 0 || len(s.Blocks) != 1 {
+		return false
+	}
+	_, bl, err := Paramagnetic(s.Problem.Classes, s.Problem.Gamma)
+	if err != nil || bl == nil {
+		return false
+	}
+	return blockDistance(s, []Block{*bl}) <= 1e-8*(1+math.Sqrt(s.Norm()/s.Problem.Alpha))
 }
 
 // lagrange returns the weights of the interpolating polynomial in ln γ
