@@ -69,17 +69,17 @@ type sampler struct {
 	weights []float64
 }
 
-func newSampler(t *Trainer, m *rbm.RBM, p *products) (*sampler, error) {
+// newSampler returns the sampler of t.Method; CD and PCD keep their chains'
+// visible states, inputs and means in neg (Trainer.Batch rows for CD,
+// Trainer.Chains for PCD), PT and Exact in buffers of their own.
+func newSampler(t *Trainer, m *rbm.RBM, p *products, neg *phase) (*sampler, error) {
 	s := &sampler{method: t.Method, m: m, p: p}
 	nv, nh := rbm.Width(m.Visible), rbm.Width(m.Hidden)
 	var err error
 	switch t.Method {
 	case CD, PCD:
-		rows := t.Batch
-		if t.Method == PCD {
-			rows = t.Chains
-		}
-		s.neg = newPhase(rows, nv, nh, t.Float32, -1)
+		rows := neg.rows
+		s.neg = neg
 		s.h, s.vin = newBuf(rows, nh, t.Float32), newBuf(rows, nv, t.Float32)
 		s.pcgs = make([]*paddedPCG, (rows+blockRows-1)/blockRows)
 		s.rngs = make([]*rand.Rand, len(s.pcgs))
@@ -285,7 +285,7 @@ func (s *sampler) modelPhase(ctx context.Context, k int) error {
 		f := s.m.FreeEnergy(s.states)
 		if s.weights == nil {
 			s.weights = make([]float64, len(f))
-			s.neg.setCoef(s.weights)
+			s.neg.coef = s.weights
 		}
 		mn := math.Inf(1)
 		for _, x := range f {

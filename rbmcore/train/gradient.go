@@ -59,53 +59,62 @@ func isField(name string) bool { return strings.HasPrefix(name, "theta") }
 // phase is one side of the gradient: a batch of visible states (the data,
 // or the model's samples) with their hidden inputs and means, weighted by
 // coef (normalised to sum 1; nil means 1/rows each). sign is +1 for the
-// data and −1 for the model.
+// data and −1 for the model. The buffers may have room for more rows than
+// the current batch (a short last minibatch): the weighted means hw of the
+// spare rows are kept at zero (zeroTail), so a product over all rows adds
+// nothing for them.
 type phase struct {
 	v, in, hm *buf
-	hw        *buf // coef-weighted hidden means (only with coef)
+	hw        *buf // sign·c_b·⟨h|v_b⟩: the right factor of the weight gradient
 	coef      []float64
 	rows      int
 	sign      float64
 }
 
 func newPhase(rows, nv, nh int, f32 bool, sign float64) *phase {
-	return &phase{v: newBuf(rows, nv, f32), in: newBuf(rows, nh, f32), hm: newBuf(rows, nh, f32), rows: rows, sign: sign}
+	return &phase{v: newBuf(rows, nv, f32), in: newBuf(rows, nh, f32), hm: newBuf(rows, nh, f32), hw: newBuf(rows, nh, f32), rows: rows, sign: sign}
 }
 
-// setCoef sets the row weights (nil: uniform) and allocates their buffer.
-func (ph *phase) setCoef(coef []float64) {
-	ph.coef = coef
-	if coef != nil && (ph.hw == nil || len(ph.hw.f) < len(ph.hm.f)) {
-		ph.hw = newBuf(len(ph.hm.f)/ph.hm.cols, ph.hm.cols, ph.hm.s != nil)
-	}
+// slice returns the phase made of rows [r0, r1) of ph's buffers (views).
+func (ph *phase) slice(r0, r1 int, sign float64) *phase {
+	return &phase{v: ph.v.view(r0, r1), in: ph.in.view(r0, r1), hm: ph.hm.view(r0, r1), hw: ph.hw.view(r0, r1), rows: r1 - r0, sign: sign}
 }
 
-// means sets rows [r0, r1) of the hidden means from the inputs (and their
-// weighted copies and float32 shadows).
+// capacity returns the number of rows the buffers hold.
+func (ph *phase) capacity() int { return len(ph.hw.f) / ph.hw.cols }
+
+// means sets rows [r0, r1) of the hidden means from the inputs, their
+// weighted copies hw and the float32 shadows.
 func (ph *phase) means(hidden rbm.Layer, r0, r1 int) {
 	if r1 <= r0 {
 		return
 	}
 	hidden.Mean(ph.in.rows(r0, r1), ph.hm.rows(r0, r1))
-	ph.hm.sync32(r0, r1)
-	if ph.coef != nil {
-		nh := ph.hm.cols
-		for r := r0; r < r1; r++ {
-			c := ph.coef[r]
-			for j, x := range ph.hm.f[r*nh : (r+1)*nh] {
-				ph.hw.f[r*nh+j] = c * x
-			}
+	nh := ph.hm.cols
+	c := ph.sign / float64(ph.rows)
+	for r := r0; r < r1; r++ {
+		if ph.coef != nil {
+			c = ph.sign * ph.coef[r]
 		}
-		ph.hw.sync32(r0, r1)
+		for j, x := range ph.hm.f[r*nh : (r+1)*nh] {
+			ph.hw.f[r*nh+j] = c * x
+		}
+	}
+	ph.hw.sync32(r0, r1)
+}
+
+// zeroTail clears the weighted means of the rows beyond the current batch.
+func (ph *phase) zeroTail() {
+	clear(ph.hw.f[ph.rows*ph.hw.cols:])
+	if ph.hw.s != nil {
+		clear(ph.hw.s[ph.rows*ph.hw.cols:])
 	}
 }
 
-// term returns the phase's contribution to the weight gradient.
+// term returns the phase's contribution to the weight gradient (all rows
+// of its buffers).
 func (ph *phase) term() term {
-	if ph.coef != nil {
-		return term{alpha: ph.sign, v: ph.v, h: ph.hw, rows: ph.rows}
-	}
-	return term{alpha: ph.sign / float64(ph.rows), v: ph.v, h: ph.hm, rows: ph.rows}
+	return term{v: ph.v, h: ph.hw, rows: ph.capacity()}
 }
 
 // fill computes the whole phase's inputs and means in the calling
@@ -266,7 +275,7 @@ func LogLikelihoodGradient(m *rbm.RBM, data *mat.Dense, dataWeights []float64, m
 		}
 		f := newPhase(b, p.nv, p.nh, false, ph.sign)
 		f.v.f = mat.DenseCopyOf(ph.x).RawMatrix().Data
-		f.setCoef(coef)
+		f.coef = coef
 		f.fill(p)
 		lg.add(f)
 		terms = append(terms, f.term())

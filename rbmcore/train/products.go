@@ -25,6 +25,15 @@ func newBuf(rows, cols int, f32 bool) *buf {
 	return b
 }
 
+// view returns a buf sharing rows [r0, r1) of b.
+func (b *buf) view(r0, r1 int) *buf {
+	v := &buf{f: b.f[r0*b.cols : r1*b.cols], cols: b.cols}
+	if b.s != nil {
+		v.s = b.s[r0*b.cols : r1*b.cols]
+	}
+	return v
+}
+
 // rows returns the float64 view of rows [r0, r1).
 func (b *buf) rows(r0, r1 int) []float64 { return b.f[r0*b.cols : r1*b.cols] }
 
@@ -101,16 +110,15 @@ func (p *products) mul(x *buf, r0, r1 int, trans bool, out *buf) {
 	}
 }
 
-// term is one phase's contribution alpha·vᵀh to the weight gradient:
-// v has rows×nv entries, h rows×nh.
+// term is one contribution vᵀh to the weight gradient: v has rows×nv
+// entries, h rows×nh.
 type term struct {
-	alpha float64
-	v, h  *buf
-	rows  int
+	v, h *buf
+	rows int
 }
 
 // outer sets rows [i0, i1) (visible units) of g (nv×nh) to the sum of the
-// terms' alpha·vᵀh. In float32 the shadows of v and h must be current.
+// terms' vᵀh. In float32 the shadows of v and h must be current.
 func (p *products) outer(i0, i1 int, terms []term, g []float64) {
 	cols := i1 - i0
 	if cols <= 0 {
@@ -121,7 +129,7 @@ func (p *products) outer(i0, i1 int, terms []term, g []float64) {
 		beta := 0.0
 		for _, t := range terms {
 			if t.rows > 0 {
-				blas64.Gemm(blas.Trans, blas.NoTrans, t.alpha, columns(t.v.f, t.rows, p.nv, i0, i1), general(t.h.f, t.rows, p.nh), beta, general(out, cols, p.nh))
+				blas64.Gemm(blas.Trans, blas.NoTrans, 1, columns(t.v.f, t.rows, p.nv, i0, i1), general(t.h.f, t.rows, p.nh), beta, general(out, cols, p.nh))
 				beta = 1
 			}
 		}
@@ -130,8 +138,8 @@ func (p *products) outer(i0, i1 int, terms []term, g []float64) {
 		}
 		return
 	}
-	clear(out)
 	o32 := p.g32[i0*p.nh : i1*p.nh]
+	first := true
 	for _, t := range terms {
 		if t.rows == 0 {
 			continue
@@ -139,9 +147,19 @@ func (p *products) outer(i0, i1 int, terms []term, g []float64) {
 		blas32.Gemm(blas.Trans, blas.NoTrans, 1,
 			blas32.General{Rows: t.rows, Cols: cols, Stride: p.nv, Data: t.v.s[i0 : (t.rows-1)*p.nv+i1]},
 			general32(t.h.s, t.rows, p.nh), 0, general32(o32, cols, p.nh))
-		for k, y := range o32 {
-			out[k] += t.alpha * float64(y)
+		if first {
+			for k, y := range o32 {
+				out[k] = float64(y)
+			}
+		} else {
+			for k, y := range o32 {
+				out[k] += float64(y)
+			}
 		}
+		first = false
+	}
+	if first {
+		clear(out)
 	}
 }
 

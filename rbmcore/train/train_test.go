@@ -244,29 +244,33 @@ func TestPenaltiesFiniteDifferences(t *testing.T) {
 		return r
 	}
 	cfg, _ := tr.withDefaults()
-	r := &run{t: cfg, m: m, lg: newLayerGrads(m), dir: newGradient(m), prod: newProducts(m, false)}
-	r.params, r.names = modelParams(m)
-	r.frozen, r.backup = make([]bool, len(r.params)), zerosLike(r.params)
-	r.opt, _ = newOptimizer(&cfg, r.params)
-	r.wpass.init(r)
-	r.direction()
-	// The elementwise penalties, with a zero step (lr 0) leaving W as it is.
-	r.opt.begin()
-	if err := r.wpass.run(false, true, false); err != nil {
-		t.Fatal(err)
-	}
-	params, names := modelParams(m)
-	dirs := r.dir.slices()
-	for p := range params {
-		for k := range params[p] {
-			old := params[p][k]
-			params[p][k] = old + 1e-6
-			up := penalty()
-			params[p][k] = old - 1e-6
-			down := penalty()
-			params[p][k] = old
-			if fd := -(up - down) / 2e-6; math.Abs(fd-dirs[p][k]) > 1e-6 {
-				t.Errorf("%s[%d]: direction %v, −∂R %v", names[p], k, dirs[p][k], fd)
+	// The elementwise penalties are applied by the weight pass, with a zero
+	// step (lr 0) leaving W as it is: the generic loops (step without the
+	// scan) and plain SGD's fused loop (step with the scan).
+	for _, fused := range []bool{false, true} {
+		r := &run{t: cfg, m: m, lg: newLayerGrads(m), dir: newGradient(m), prod: newProducts(m, false)}
+		r.params, r.names = modelParams(m)
+		r.frozen, r.backup = make([]bool, len(r.params)), zerosLike(r.params)
+		r.opt, _ = newOptimizer(&cfg, r.params)
+		r.wpass.init(r)
+		r.direction()
+		r.opt.begin()
+		if err := r.wpass.run(false, true, fused); err != nil {
+			t.Fatal(err)
+		}
+		params, names := modelParams(m)
+		dirs := r.dir.slices()
+		for p := range params {
+			for k := range params[p] {
+				old := params[p][k]
+				params[p][k] = old + 1e-6
+				up := penalty()
+				params[p][k] = old - 1e-6
+				down := penalty()
+				params[p][k] = old
+				if fd := -(up - down) / 2e-6; math.Abs(fd-dirs[p][k]) > 1e-6 {
+					t.Errorf("fused %v: %s[%d]: direction %v, −∂R %v", fused, names[p], k, dirs[p][k], fd)
+				}
 			}
 		}
 	}

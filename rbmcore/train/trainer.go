@@ -275,6 +275,7 @@ type run struct {
 	set     *data.Set
 	prod    *products
 	pos     *phase      // the data phase of the current minibatch
+	terms   []term      // the products that make the weight gradient
 	lg      *layerGrads // the layers' part of the gradient
 	smp     *sampler
 	opt     *optimizer
@@ -421,9 +422,24 @@ func (r *run) prepare() error {
 	var err error
 	r.backup = zerosLike(r.params)
 	r.prod = newProducts(r.m, r.t.Float32)
-	r.pos = newPhase(r.t.Batch, r.prod.nv, r.prod.nh, r.t.Float32, 1)
+	nv, nh, batch := r.prod.nv, r.prod.nh, r.t.Batch
+	var neg *phase
+	switch r.t.Method {
+	case CD, PCD:
+		// The minibatch and the chains are stacked in one set of buffers,
+		// so that the weight gradient is a single product over both.
+		chains := batch
+		if r.t.Method == PCD {
+			chains = r.t.Chains
+		}
+		all := newPhase(batch+chains, nv, nh, r.t.Float32, 0)
+		r.pos, neg = all.slice(0, batch, 1), all.slice(batch, batch+chains, -1)
+		r.terms = []term{all.term()}
+	default:
+		r.pos = newPhase(batch, nv, nh, r.t.Float32, 1)
+	}
 	if r.coef != nil {
-		r.pos.setCoef(make([]float64, r.t.Batch))
+		r.pos.coef = make([]float64, batch)
 	}
 	r.lg = newLayerGrads(r.m)
 	r.dir = newGradient(r.m)
@@ -431,8 +447,11 @@ func (r *run) prepare() error {
 	if r.opt, err = newOptimizer(&r.t, r.params); err != nil {
 		return err
 	}
-	if r.smp, err = newSampler(&r.t, r.m, r.prod); err != nil {
+	if r.smp, err = newSampler(&r.t, r.m, r.prod, neg); err != nil {
 		return err
+	}
+	if r.terms == nil {
+		r.terms = []term{r.pos.term(), r.smp.neg.term()}
 	}
 	if r.t.Centred {
 		r.mu = r.set.Mean()
@@ -525,7 +544,9 @@ func (r *run) update(ctx context.Context, it *data.Iterator, epoch, k int, lr fl
 	batch := it.Batch()
 	b, _ := batch.Dims()
 	pos := r.pos
-	pos.v.f, pos.rows = batch.RawMatrix().Data[:b*r.prod.nv], b
+	raw := batch.RawMatrix().Data
+	nv := r.prod.nv
+	pos.rows = b
 	if r.coef != nil {
 		pos.coef = pos.coef[:b]
 		for i, row := range it.Indices() {
@@ -549,6 +570,7 @@ func (r *run) update(ctx context.Context, it *data.Iterator, epoch, k int, lr fl
 		}
 		err := workers.ForRanges(rows, blockRows, func(r0, r1 int) error {
 			d0, d1 := r0*b/rows, r1*b/rows
+			copy(pos.v.rows(d0, d1), raw[d0*nv:d1*nv])
 			r.prod.mul(pos.v, d0, d1, false, pos.in)
 			pos.means(r.m.Hidden, d0, d1)
 			return smp.sweepRows(ctx, r0, r1, k, pos)
@@ -557,11 +579,14 @@ func (r *run) update(ctx context.Context, it *data.Iterator, epoch, k int, lr fl
 			return 0, wrap(err)
 		}
 	default:
+		copy(pos.v.f, raw[:b*nv])
 		pos.fill(r.prod)
 		if err := smp.modelPhase(ctx, k); err != nil {
 			return 0, wrap(err)
 		}
 	}
+	pos.zeroTail()
+	smp.neg.zeroTail()
 	r.lg.reset()
 	r.lg.add(pos)
 	if r.t.Centred {
@@ -571,7 +596,7 @@ func (r *run) update(ctx context.Context, it *data.Iterator, epoch, k int, lr fl
 		}
 	}
 	r.lg.add(smp.neg)
-	if err := r.step(epoch, lr, []term{pos.term(), smp.neg.term()}); err != nil {
+	if err := r.step(epoch, lr); err != nil {
 		return 0, err
 	}
 	return r.wpass.norm(), nil
@@ -583,13 +608,13 @@ func (r *run) update(ctx context.Context, it *data.Iterator, epoch, k int, lr fl
 // weightPass; centring and the λ₁² penalty need whole columns of the
 // gradient or of W, and a Potts gauge or frozen weights change W after the
 // step, so those runs split the pass around the serial parts.
-func (r *run) step(epoch int, lr float64, terms []term) error {
+func (r *run) step(epoch int, lr float64) error {
 	last := len(r.params) - 1 // the weights
 	for p := 0; p < last; p++ {
 		copy(r.backup[p], r.params[p])
 	}
 	wp := &r.wpass
-	wp.lr, wp.terms = lr, terms
+	wp.lr, wp.terms = lr, r.terms
 	global := r.t.Centred || r.t.L1Squared > 0
 	local := !global && !r.frozen[last] && r.m.Visible.States() == 1 && r.m.Hidden.States() == 1
 	r.opt.begin()

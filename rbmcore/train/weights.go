@@ -57,6 +57,13 @@ func (wp *weightPass) run(gemm, step, check bool) error {
 			for b0 := c0; b0 < c1; b0 += wBlock {
 				b1 := min(b0+wBlock, c1)
 				lo, hi := b0*nh, b1*nh
+				if step && check && r.opt.kind == SGD && !frozen {
+					// The common case in one loop: backup, direction,
+					// step, scan.
+					wp.bad[b0/wBlock], wp.gn[b0/wBlock] = sgdBlock(w[lo:hi], d[lo:hi], backup[lo:hi], wp.lr, l2, l1, lim, lo)
+					p.refresh(b0, b1)
+					continue
+				}
 				if step {
 					copy(backup[lo:hi], w[lo:hi])
 					if l2 > 0 || l1 > 0 {
@@ -106,4 +113,28 @@ func (wp *weightPass) firstBad() int {
 		}
 	}
 	return -1
+}
+
+// sgdBlock is the weight pass of a block of weights w (flat offset lo) with
+// plain SGD: it saves w in backup, subtracts the L2/L1 penalty gradient
+// from the direction d, steps w += lr·d and returns the flat index of the
+// first weight whose magnitude is not ≤ lim (or −1) and Σ d².
+func sgdBlock(w, d, backup []float64, lr, l2, l1, lim float64, lo int) (int, float64) {
+	d, backup = d[:len(w)], backup[:len(w)]
+	first, s := -1, 0.0
+	for k, x := range w {
+		backup[k] = x
+		g := d[k]
+		if l2 > 0 || l1 > 0 {
+			g -= l2*x + l1*sign(x)
+			d[k] = g
+		}
+		s += g * g
+		x += lr * g
+		w[k] = x
+		if !(math.Abs(x) <= lim) && first < 0 {
+			first = lo + k
+		}
+	}
+	return first, s
 }
