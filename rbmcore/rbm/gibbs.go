@@ -164,15 +164,13 @@ func (c *Chains) halves() (hid, vis half, err error) {
 // sampling block by block (each block with its own stream), keeping the
 // clamped columns.
 func (c *Chains) step(s half, r0, r1 int) error {
-	var mul, add []float64
+	var cert certificate
 	if s.abs != nil {
-		mul, add = c.rowBounds(s, r0, r1)
-		if mul == nil { // too large for float32
+		if !c.bound(s, r0, r1, &cert) { // too large for float32
 			s.f32, s.abs = false, nil
 		}
 	}
 	c.product(s, r0, r1)
-	sig, _ := s.l.(sigmoidLayer)
 	return eachBlock(r0, r1, c.rngs, func(b0, b1 int, rng *rand.Rand) error {
 		var kept []float64
 		for r := b0; r < b1; r++ {
@@ -182,11 +180,14 @@ func (c *Chains) step(s half, r0, r1 int) error {
 		}
 		in, x := s.in[b0*s.w:b1*s.w], s.x[b0*s.w:b1*s.w]
 		if s.abs != nil {
-			theta, scale, lo, hi := sig.sigmoidForm(c.Beta)
-			cert := certificate{rowMul: mul[b0-r0 : b1-r0], rowAdd: add[b0-r0 : b1-r0], unitAbs: s.abs,
-				exact: func(r, u int) float64 { return c.exactInput(s, b0+r, u) }}
-			sampleSigmoid(rng, theta, in, x, scale, lo, hi, &cert)
-			c.recomputed.Add(int64(cert.recomputed))
+			theta, scale, lo, hi := s.l.(sigmoidLayer).sigmoidForm(c.Beta)
+			bc := cert
+			if bc.norm != nil {
+				bc.norm = bc.norm[b0-r0 : b1-r0]
+			}
+			bc.exact = func(r, u int) float64 { return c.exactInput(s, b0+r, u) }
+			sampleSigmoid(rng, theta, in, x, scale, lo, hi, &bc)
+			c.recomputed.Add(int64(bc.recomputed))
 		} else if err := s.l.Sample(rng, in, x, c.Beta); err != nil {
 			return err
 		}
@@ -199,16 +200,17 @@ func (c *Chains) step(s half, r0, r1 int) error {
 	})
 }
 
-// rowBounds returns the certificate's per-row factors for rows [r0, r1)
-// of half s: the float32 input of unit u differs from the float64 one by
-// at most mul[r]·Σ_i|w_iu| + add[r], or nil when the values are too large
-// for float32 (the half then runs in float64). With k terms and unit
-// roundoff u32 = 2⁻²⁴, converting x and w and the k-term dot product
-// cost at most γ_{k+2}·Σ_i|x_i w_iu| ≤ γ_{k+2}·max|x|·Σ_i|w_iu|
-// (Higham, Accuracy and Stability, §3.1); the float64 product is within
-// k·2⁻⁵³ of the same sum; float32 underflow adds at most 2⁻¹⁴⁹ per
-// conversion and product; 2⁻⁴⁸ covers the roundings of the decision.
-func (c *Chains) rowBounds(s half, r0, r1 int) (mul, add []float64) {
+// bound sets the bounds of cert for rows [r0, r1) of half s (a sigmoid
+// layer), or reports false when the values are too large for float32 (the
+// half then runs in float64). With k terms and unit roundoff u = 2⁻²⁴,
+// converting x and w and the k-term dot product cost at most
+// γ_{k+2}·Σ_i|x_i w_iµ| ≤ γ_{k+2}·max|x|·Σ_i|w_iµ|, γ_n = nu/(1-nu)
+// (Higham, Accuracy and Stability of Numerical Algorithms, §3.1); the
+// float64 product is within k·2⁻⁵³ of the same sum; float32 underflow adds
+// at most 2⁻¹⁴⁹ per conversion and product; roundSlack covers the float64
+// roundings of the decision. In units of t = scale·(in + θ), the half-width
+// is max|x_r|·slope_µ + offset_µ.
+func (c *Chains) bound(s half, r0, r1 int, cert *certificate) bool {
 	k := float64(s.k)
 	g := (k+2)*0x1p-24/(1-(k+2)*0x1p-24) + k*0x1p-52 + roundSlack
 	tiny := k * 0x1p-149
@@ -219,30 +221,38 @@ func (c *Chains) rowBounds(s half, r0, r1 int) (mul, add []float64) {
 		}
 	}
 	if !(c.maxW < 0x1p100) || !(maxAbs < 0x1p100) {
-		return nil, nil
+		return false
+	}
+	theta, scale, _, _ := s.l.(sigmoidLayer).sigmoidForm(c.Beta)
+	sc := math.Abs(scale)
+	cert.slope, cert.offset = make([]float64, s.w), make([]float64, s.w)
+	for u, a := range s.abs {
+		cert.slope[u] = sc * (g*a + tiny)
+		cert.offset[u] = sc*(tiny*a+tiny+roundSlack*math.Abs(theta[u])) + roundSlack
 	}
 	// the states of a binary or spin source are at most 1 in magnitude
-	_, unit := s.other.(sigmoidLayer)
-	mul, add = make([]float64, r1-r0), make([]float64, r1-r0)
+	if _, unit := s.other.(sigmoidLayer); unit {
+		for u := range cert.offset {
+			cert.offset[u] += cert.slope[u]
+		}
+		return true
+	}
+	cert.norm = make([]float64, r1-r0)
 	for r := r0; r < r1; r++ {
-		xm := 1.0
-		if !unit {
-			xm = 0
-			for _, x := range s.src[r*s.k : (r+1)*s.k] {
-				if a := math.Abs(x); a > xm {
-					xm = a
-				} else if a != a { // NaN: leave it to float64
-					return nil, nil
-				}
-			}
-			if !(xm*maxAbs < 0x1p100) {
-				return nil, nil
+		xm := 0.0
+		for _, x := range s.src[r*s.k : (r+1)*s.k] {
+			if a := math.Abs(x); a > xm {
+				xm = a
+			} else if a != a { // NaN: leave it to float64
+				return false
 			}
 		}
-		mul[r-r0] = g*xm + tiny
-		add[r-r0] = tiny * (xm + 1)
+		if !(xm*maxAbs < 0x1p100) {
+			return false
+		}
+		cert.norm[r-r0] = xm
 	}
-	return mul, add
+	return true
 }
 
 // exactInput returns the float64 input of unit u in row r of half s.

@@ -86,22 +86,26 @@ type sigmoidLayer interface {
 }
 
 // certificate describes inputs computed from float32 products (Chains'
-// default for binary and spin layers): the input of row r (of the call),
-// unit u, is within rowMul[r]·unitAbs[u] + rowAdd[r] of the input the
-// float64 products give, which exact(r, u) recomputes. sampleSigmoid then
-// decides on the whole interval, and recomputes the rare inputs whose
-// interval straddles the decision, so that every sample is the one the
-// float64 inputs give (up to float64 rounding).
+// default for binary and spin layers): the argument t = scale·(in + θ) of
+// row r (of the call), unit u, is within half = norm[r]·slope[u] +
+// offset[u] of the one the float64 products give (norm nil: all 1), and
+// exact(r, u) recomputes that float64 input. sampleSigmoid decides on the
+// whole interval and recomputes the rare inputs whose interval straddles
+// the decision, so that every sample is the one the float64 inputs give
+// (up to float64 rounding).
 type certificate struct {
-	rowMul, rowAdd []float64
-	unitAbs        []float64
-	exact          func(r, u int) float64
-	recomputed     int // number of exact recomputations
+	norm          []float64
+	slope, offset []float64
+	exact         func(r, u int) float64
+	recomputed    int // number of exact recomputations
 }
 
 // roundSlack is a relative and absolute slack covering the float64
 // roundings of t = scale·(in + θ) and of its interval bounds.
 const roundSlack = 0x1p-48
+
+// noSlack is the half-width of exactly known arguments.
+var noSlack [sampleChunk]float64
 
 // sampleSigmoid sets out[k] = lo + (hi-lo)·Bernoulli(σ(scale·(in[k] +
 // theta[k mod n]))) for the rows of in (n = len(theta)). Each row is done in
@@ -118,8 +122,7 @@ func sampleSigmoid(rng *rand.Rand, theta, in, out []float64, scale, lo, hi float
 	n := len(theta)
 	var buf [sampleChunk]uint32
 	var pend [sampleChunk]int32 // chunk indices of the undecided units
-	var half [sampleChunk]float64
-	absScale := math.Abs(scale)
+	var scaled [sampleChunk]float64
 	for r, r0 := 0, 0; r0+n <= len(in) && n > 0; r, r0 = r+1, r0+n {
 		row, orow := in[r0:r0+n], out[r0:r0+n]
 		for c0 := 0; c0 < n; c0 += sampleChunk {
@@ -130,13 +133,18 @@ func sampleSigmoid(rng *rand.Rand, theta, in, out []float64, scale, lo, hi float
 			for k, xk := range x {
 				o[k] = scale * (xk + th[k])
 			}
+			half := noSlack[:len(x)]
 			if cert != nil {
-				mul, add, a := cert.rowMul[r], cert.rowAdd[r], cert.unitAbs[c0:c1]
-				for k := range x {
-					half[k] = absScale*(mul*a[k]+add+roundSlack*math.Abs(th[k])) + roundSlack
+				half = cert.offset[c0:c1]
+				if cert.norm != nil {
+					nr, sl, off := cert.norm[r], cert.slope[c0:c1], cert.offset[c0:c1]
+					for k := range x {
+						scaled[k] = nr*sl[k] + off[k]
+					}
+					half = scaled[:len(x)]
 				}
 			}
-			np := decideSigmoid(o, &half, &buf, &pend, lo, hi)
+			np := decideSigmoid(o, half, &buf, &pend, lo, hi)
 			for _, k32 := range pend[:np] {
 				k := int(k32)
 				b, extra := uint64(buf[k]), splitmix(seed+uint64(sampleChunk/2+1+k)*golden)
@@ -158,9 +166,6 @@ func sampleSigmoid(rng *rand.Rand, theta, in, out []float64, scale, lo, hi float
 				}
 				o[k] = lo + d*(hi-lo)
 			}
-			if cert != nil {
-				clear(half[:len(x)])
-			}
 		}
 	}
 }
@@ -175,13 +180,14 @@ const sampleChunk = 256
 // count. The decision, a coin flip for the branch predictor, is made
 // without a branch (integer compare to a 0/1 mask selecting the bits of lo
 // or hi); the branches left are taken rarely.
-func decideSigmoid(o []float64, half *[sampleChunk]float64, buf *[sampleChunk]uint32, pend *[sampleChunk]int32, lo, hi float64) int {
+func decideSigmoid(o, half []float64, buf *[sampleChunk]uint32, pend *[sampleChunk]int32, lo, hi float64) int {
 	np := 0
+	half = half[:len(o)]
 	loBits := math.Float64bits(lo)
 	flip := loBits ^ math.Float64bits(hi)
 	for k, t := range o[:min(len(o), sampleChunk)] {
 		b := uint64(buf[k&(sampleChunk-1)])
-		h := half[k&(sampleChunk-1)]
+		h := half[k]
 		fl := (t - h - sigGridLo) * (1 / sigGridStep)
 		fh := (t + h - sigGridLo) * (1 / sigGridStep)
 		if !(fl >= 0 && fh < sigGridN) {

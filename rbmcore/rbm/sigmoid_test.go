@@ -61,25 +61,26 @@ func TestSampleSigmoidCertificate(t *testing.T) {
 	for k := range exact {
 		exact[k] = 3 * rng.NormFloat64()
 	}
-	cert := &certificate{rowMul: make([]float64, rows), rowAdd: make([]float64, rows), unitAbs: make([]float64, n),
+	cert := &certificate{norm: make([]float64, rows), slope: make([]float64, n), offset: make([]float64, n),
 		exact: func(r, u int) float64 { return exact[r*n+u] }}
-	for u := range cert.unitAbs {
-		cert.unitAbs[u] = 1 + rng.Float64()
+	for u := range cert.slope {
+		cert.slope[u] = 0.05 * rng.Float64()
+		cert.offset[u] = 0.01 * rng.Float64()
 	}
-	for r := range cert.rowMul {
-		cert.rowMul[r] = 0.05 * rng.Float64()
-		cert.rowAdd[r] = 0.01 * rng.Float64()
-	}
-	perturbed := make([]float64, len(exact))
-	for k := range exact {
-		r, u := k/n, k%n
-		bound := cert.rowMul[r]*cert.unitAbs[u] + cert.rowAdd[r]
-		perturbed[k] = exact[k] + bound*(2*rng.Float64()-1)
-		if k%7 == 0 {
-			perturbed[k] = exact[k] + bound // at the edge
-		}
+	for r := range cert.norm {
+		cert.norm[r] = 2 * rng.Float64()
 	}
 	for _, form := range []struct{ scale, lo, hi float64 }{{1, 0, 1}, {0.7, 0, 1}, {2, -1, 1}} {
+		// perturbed inputs: t = scale·(in + θ) moves by up to the half-width
+		perturbed := make([]float64, len(exact))
+		for k := range exact {
+			r, u := k/n, k%n
+			bound := (cert.norm[r]*cert.slope[u] + cert.offset[u]) / form.scale
+			perturbed[k] = exact[k] + bound*(2*rng.Float64()-1)
+			if k%7 == 0 {
+				perturbed[k] = exact[k] + bound // at the edge
+			}
+		}
 		want, got, loose := make([]float64, len(exact)), make([]float64, len(exact)), make([]float64, len(exact))
 		sampleSigmoid(rand.New(rand.NewPCG(9, 9)), theta, exact, want, form.scale, form.lo, form.hi, nil)
 		cert.recomputed = 0
