@@ -258,6 +258,7 @@ func TestRankOneBranch(t *testing.T) {
 		}
 		checkResiduals(t, s)
 		checkReplica(t, s)
+		checkMattis(t, s)
 	}
 }
 
@@ -652,6 +653,8 @@ func TestFromCentres(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	checkResiduals(t, sol)
+	checkMattis(t, sol)
 	if d := blockDistance(sol, ref.Blocks); d > 1e-9 {
 		t.Fatalf("solution from centres differs by %g", d)
 	}
@@ -694,6 +697,7 @@ func TestSweepTwoTransitions(t *testing.T) {
 	}
 	checkResiduals(t, sol)
 	checkReplica(t, sol)
+	checkMattis(t, sol)
 	var gs []float64
 	for g := 0.11; g < 0.345; g += 0.01 {
 		gs = append(gs, g)
