@@ -58,15 +58,24 @@ func NewTempering(m *RBM, betas []float64, b int, seed uint64) (*Tempering, erro
 
 // Run performs n rounds (a sweep of every replica, then one swap pass),
 // checking ctx between rounds and reporting progress at most every 100 ms.
+// Like Chains.Run, it reads the model once, at the start.
 func (t *Tempering) Run(ctx context.Context, n int, progress func(done, total int)) error {
 	ctx = ContextOrDefault(ctx)
+	halves := make([][2]half, len(t.Replicas))
+	for k, c := range t.Replicas {
+		hid, vis, err := c.prepare()
+		if err != nil {
+			return fmt.Errorf("rbm: tempering at beta %v: %w", c.Beta, err)
+		}
+		halves[k] = [2]half{hid, vis}
+	}
 	last := time.Now()
 	for i := 0; i < n; i++ {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		for _, c := range t.Replicas {
-			if err := c.Sweep(); err != nil {
+		for k, c := range t.Replicas {
+			if err := c.sweep(halves[k][0], halves[k][1]); err != nil {
 				return fmt.Errorf("rbm: tempering at beta %v: %w", c.Beta, err)
 			}
 		}
