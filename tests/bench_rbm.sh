@@ -42,6 +42,15 @@ for r in $(seq "$ROUNDS"); do
         print be, name, w, c }' >>"$tmp/go.txt"
   done
   $PY tests/bench_rbm.py "${BENCHTIME%s}" >>"$tmp/np.txt"
+  # one core each (GOMAXPROCS=1, single-threaded OpenBLAS): the CPU time
+  # of one core is much less sensitive to the load of a shared machine
+  if [ $have_openblas = 1 ]; then
+    GOMAXPROCS=1 OPENBLAS_NUM_THREADS=1 "$tmp/rbm_openblas.test" -test.run '^$' -test.bench 'GibbsSweep|GibbsSweepFloat64' -test.benchtime "$BENCHTIME" |
+      awk '/^Benchmark/ { name=$1; sub(/-[0-9]+$/, "", name); w=""; c="";
+        for (i=2; i<NF; i++) { if ($(i+1)=="ns/op") w=$i; if ($(i+1)=="cpu-ns/op") c=$i }
+        print "openblas1", name, w, c }' >>"$tmp/go.txt"
+    OPENBLAS_NUM_THREADS=1 $PY tests/bench_rbm.py "${BENCHTIME%s}" | sed 's/^numpy_/numpy1_/' >>"$tmp/np.txt"
+  fi
 done
 load1=$(cut -d' ' -f1-3 /proc/loadavg)
 
@@ -76,6 +85,11 @@ for p in default f64; do
     printf "(b) Go/%s %s sweep at %.1f %% (wall) / %.1f %% (CPU) of the dgemm speed for the same shapes (goal >= 60 %%)\n", be, p, 100*d/s, 100*cd/cs }'
 done
 if [ $have_openblas = 1 ]; then
+  for p in default f64; do
+    n=BenchmarkGibbsSweep; [ $p = f64 ] && n=BenchmarkGibbsSweepFloat64
+    awk -v g="$(get openblas1 $n 4)" -v nc="$(npget numpy1_sweep_cpu_ns)" -v p="$p" 'BEGIN {
+      printf "(a, one core) Go/openblas %s %.2f ms vs numpy %.2f ms CPU per sweep: %.2fx\n", p, g/1e6, nc/1e6, nc/g }'
+  done
   for n in BenchmarkGibbsSweep BenchmarkGibbsSweepFloat64; do
     awk -v n="$n" -v o="$(get openblas $n 3)" -v p="$(get gonum $n 3)" -v oc="$(get openblas $n 4)" -v pc="$(get gonum $n 4)" 'BEGIN {
       printf "(c) OpenBLAS vs pure Go (%s): %.2fx the sweeps/s (wall), %.2fx (CPU)\n", n, p/o, pc/oc }'
