@@ -47,8 +47,15 @@
 // NewChains returns persistent block-Gibbs chains (Run takes a context and
 // a progress callback; Beta sets the inverse temperature; ClampVisible and
 // ClampHidden fix units); NewTempering runs parallel tempering over a β
-// ladder with swap statistics. Random streams belong to fixed blocks of 16
-// chains, so results depend only on the seed. ExactLogZ enumerates the
+// ladder with swap statistics. Random streams belong to fixed blocks of 4
+// chains, so results depend only on the seed, not on the number of cores.
+// A sweep splits the chains into one range per core, and each range runs
+// its own two matrix products and samplings. For binary and spin layers the
+// products are single precision by default, with the samples certified
+// exact: each Bernoulli decision is made for the whole interval that a
+// rigorous float32 error bound leaves, and the rare straddling inputs are
+// recomputed in float64, so the samples are those of float64 products from
+// the same seed (Chains.Products). ExactLogZ enumerates the
 // smaller binary/spin/Potts layer (up to 2^26 states); AIS estimates log Z
 // with per-run log-weights and ±3 SEM bounds (Run forward, Reverse for the
 // upper side); PseudoLikelihood and LogLikelihood evaluate data.
@@ -70,7 +77,10 @@
 // Matrix products go through gonum's blas64. Built with the openblas tag
 // (the Makefile does this when libopenblas is installed) the whole process
 // uses OpenBLAS through cgo (gonum.org/v1/netlib); otherwise pure Go.
-// BLASBackend reports which one is compiled in.
+// BLASBackend reports which one is compiled in. While the cores run their
+// own row ranges (sweeps, AIS, pseudo-likelihood), OpenBLAS is made
+// single-threaded: its idle threads would otherwise spin on the cores the
+// sampling needs.
 //
 // # Contexts, callbacks and goroutines
 //
