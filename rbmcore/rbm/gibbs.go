@@ -207,13 +207,14 @@ func (c *Chains) step(s half, r0, r1 int) error {
 // γ_{k+2}·Σ_i|x_i w_iµ| ≤ γ_{k+2}·max|x|·Σ_i|w_iµ|, γ_n = nu/(1-nu)
 // (Higham, Accuracy and Stability of Numerical Algorithms, §3.1); the
 // float64 product is within k·2⁻⁵³ of the same sum; float32 underflow adds
-// at most 2⁻¹⁴⁹ per conversion and product; roundSlack covers the float64
+// at most 2⁻¹²⁶ per conversion, product and sum (even where a BLAS kernel
+// flushes subnormals to zero), bounded here by 2⁻¹²⁴ per term; roundSlack covers the float64
 // roundings of the decision. In units of t = scale·(in + θ), the half-width
 // is max|x_r|·slope_µ + offset_µ.
 func (c *Chains) bound(s half, r0, r1 int, cert *certificate) bool {
 	k := float64(s.k)
 	g := (k+2)*0x1p-24/(1-(k+2)*0x1p-24) + k*0x1p-52 + roundSlack
-	tiny := k * 0x1p-149
+	tiny := k * 0x1p-124
 	maxAbs := 0.0
 	for _, a := range s.abs {
 		if a > maxAbs {
