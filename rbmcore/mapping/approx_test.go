@@ -199,3 +199,34 @@ func TestRMSWeight(t *testing.T) {
 		t.Errorf("RMSWeight = %v, want %v", got, want)
 	}
 }
+
+// Eq. 19 for a kind without closed-form higher cumulants (dReLU, through the
+// layer's mean and variance): the error of the pairwise approximation is
+// O(ε³) as the weights shrink like ε, so it drops by 10³ per decade of ε.
+func TestSmallWeightConvergenceGeneric(t *testing.T) {
+	rng := rand.New(rand.NewPCG(15, 16))
+	for trial := 0; trial < 4; trial++ {
+		tm := randomModel("drelu", 4, 1, rng, 1, 0, 1.5, false)
+		var errs []float64
+		for _, eps := range []float64{1e-2, 1e-3} {
+			scaled := tm
+			scaled.w = make([]float64, len(tm.w))
+			for j, x := range tm.w {
+				scaled.w[j] = eps * x
+			}
+			mp := mustMapper(t, scaled)
+			exact, err := mp.Term(0, 1)
+			if err != nil {
+				t.Fatal(err)
+			}
+			lo, err := mp.ApproxTerm(0, 1)
+			if err != nil {
+				t.Fatal(err)
+			}
+			errs = append(errs, math.Abs(exact-lo))
+		}
+		if r := errs[0] / errs[1]; !(r > 500 && r < 2000) {
+			t.Errorf("dReLU trial %d: Eq. 19 error %.3g at ε = 1e-2, %.3g at 1e-3: ratio %.3g, want ≈ 1000 (third order)", trial, errs[0], errs[1], r)
+		}
+	}
+}

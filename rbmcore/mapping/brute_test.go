@@ -295,6 +295,9 @@ func TestBadInput(t *testing.T) {
 	if _, err := newMapper(tm.vis, tm.hid, bad[:5]); err == nil {
 		t.Error("short weights: no error")
 	}
+	if _, err := newMapper(tm.vis, rbm.Potts(2, 3), tm.w); err == nil {
+		t.Error("Potts hidden layer (3 states per unit): no error")
+	}
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
 	if _, err := mp.All(ctx, 4); err == nil {
