@@ -6,9 +6,31 @@
 #   SweepFig4A200: the two-block branch of Fig. 4A, γ 0.005 → 0.335.
 #   SweepBAM200:  up from the symmetric LP-bootstrapped BAM phase (11 blocks, Ω = 6), γ 0.005 → 0.065.
 #   SweepBAMFull200: the whole of Fig. 4A, γ 0.005 → 0.335 with the branch switch at the first transition.
-# ns/op is wall clock; cpu-ns/op is the process CPU time (getrusage), steadier on a
-# loaded machine. The load average is printed first.
+# ns/op is wall clock; cpu-ns/op is the process CPU time (getrusage: all
+# goroutines, so above ns/op when the Mattis searches run on two cores).
+# The load average is printed before every run.
+#
+# BASE=<git ref> also builds the benchmarks at that commit and runs baseline
+# and current interleaved, ROUNDS (default 3) times each, so that the ratio
+# is measured under the same load: e.g. BASE=36d960a bash tests/bench_replica.sh
 set -euo pipefail
 cd "$(dirname "$0")/.."
-uptime
-${GO:-go} test ./rbmcore/replica/ -run '^$' -bench 'Sweep' -benchtime "${BENCHTIME:-3x}" -count 1
+GO=${GO:-go}
+BENCH=${BENCH:-Sweep}
+BENCHTIME=${BENCHTIME:-3x}
+if [ -z "${BASE:-}" ]; then
+	echo "load average: $(cut -d' ' -f1-3 /proc/loadavg)"
+	$GO test ./rbmcore/replica/ -run '^$' -bench "$BENCH" -benchtime "$BENCHTIME" -count 1
+	exit 0
+fi
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+git archive "$BASE" | tar -x -C "$tmp"
+(cd "$tmp" && $GO test -c -o "$tmp/base.test" ./rbmcore/replica/)
+$GO test -c -o "$tmp/current.test" ./rbmcore/replica/
+for r in $(seq "${ROUNDS:-3}"); do
+	for v in base current; do
+		echo "== $v ($([ $v = base ] && echo "$BASE" || git rev-parse --short HEAD)+worktree), round $r, load average: $(cut -d' ' -f1-3 /proc/loadavg)"
+		(cd rbmcore/replica && "$tmp/$v.test" -test.run '^$' -test.bench "$BENCH" -test.benchtime "$BENCHTIME") | grep '^Benchmark'
+	done
+done

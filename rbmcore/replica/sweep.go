@@ -71,10 +71,16 @@ type signature struct {
 func signatureOf(s *Solution) signature {
 	sv := s.SingularValues()
 	zero := len(sv) == 0 || sv[0] < 1e-9
+	rank := 0 // as s.Rank(1e-6), without a second eigen-decomposition
+	for _, x := range sv {
+		if sv[0] >= 1e-12 && x > 1e-6*sv[0] {
+			rank++
+		}
+	}
 	return signature{
 		omega:       len(s.States),
 		blocks:      len(s.Blocks),
-		rank:        s.Rank(1e-6),
+		rank:        rank,
 		overlaps:    len(s.DistinctOverlaps(1e-6)),
 		spontaneous: !zero && sv[0]*sv[0] > 1,
 		zero:        zero,
