@@ -106,6 +106,7 @@ type Solution struct {
 	Newton  int     // Newton steps spent
 
 	fact *factorisation // Jacobian factorisation at (or near) this solution, for chord steps of the next continuation step
+	sig  *signature     // structure of the solution, cached by signatureOf
 }
 
 // Solve finds a stationary point of L (Eqs. 20 and 21 simultaneously)

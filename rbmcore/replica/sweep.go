@@ -68,7 +68,19 @@ type signature struct {
 	spontaneous, zero             bool
 }
 
+// signatureOf returns the signature of s, computed once and cached in s (the
+// solvers never modify a Solution after returning it; Sweep recomputes the
+// signature of its start, which the caller may have changed).
 func signatureOf(s *Solution) signature {
+	if s.sig != nil {
+		return *s.sig
+	}
+	sg := computeSignature(s)
+	s.sig = &sg
+	return sg
+}
+
+func computeSignature(s *Solution) signature {
 	sv := s.SingularValues()
 	zero := len(sv) == 0 || sv[0] < 1e-9
 	rank := 0 // as s.Rank(1e-6), without a second eigen-decomposition
@@ -150,7 +162,9 @@ func Sweep(ctx context.Context, start *Solution, gammas []float64, opt SweepOpti
 	path := &Path{}
 	// cur is the last solution; hist holds up to predictOrder earlier ones
 	// of the same structure (most recent first) for the predictor.
-	cur := start
+	st := *start
+	st.sig = nil
+	cur := &st
 	var hist []*Solution
 	for i, target := range gammas {
 		step := target - cur.Problem.Gamma
