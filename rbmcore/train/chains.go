@@ -132,7 +132,7 @@ func (s *sampler) startChains() error {
 		return fmt.Errorf("initial chain states: %w", err)
 	}
 	s.p.mul(s.neg.v, 0, rows, false, s.neg.in)
-	if err := s.sampleHidden(0, rows); err != nil {
+	if err := s.sampleHidden(s.neg.in, 0, rows); err != nil {
 		return fmt.Errorf("initial chain states: %w", err)
 	}
 	return nil
@@ -149,10 +149,10 @@ func (s *sampler) eachBlock(r0, r1 int, fn func(b0, b1 int, rng *rand.Rand) erro
 	return nil
 }
 
-// sampleHidden draws rows [r0, r1) of h given the hidden inputs neg.in.
-func (s *sampler) sampleHidden(r0, r1 int) error {
+// sampleHidden draws rows [r0, r1) of h given the hidden inputs in.
+func (s *sampler) sampleHidden(in *buf, r0, r1 int) error {
 	return s.eachBlock(r0, r1, func(b0, b1 int, rng *rand.Rand) error {
-		if err := s.m.Hidden.Sample(rng, s.neg.in.rows(b0, b1), s.h.rows(b0, b1), 1); err != nil {
+		if err := s.m.Hidden.Sample(rng, in.rows(b0, b1), s.h.rows(b0, b1), 1); err != nil {
 			return fmt.Errorf("sampling the hidden layer: %w", err)
 		}
 		return nil
@@ -180,8 +180,7 @@ func (s *sampler) sweepRows(ctx context.Context, r0, r1, k int, pos *phase) erro
 	m, neg := s.m, s.neg
 	if s.method == CD {
 		copy(neg.v.rows(r0, r1), pos.v.rows(r0, r1))
-		copy(neg.in.rows(r0, r1), pos.in.rows(r0, r1))
-		if err := s.sampleHidden(r0, r1); err != nil {
+		if err := s.sampleHidden(pos.in, r0, r1); err != nil {
 			return err
 		}
 	}
@@ -200,7 +199,7 @@ func (s *sampler) sweepRows(ctx context.Context, r0, r1, k int, pos *phase) erro
 		}
 		s.p.mul(neg.v, r0, r1, false, neg.in)
 		if step < k-1 || s.method == PCD {
-			if err := s.sampleHidden(r0, r1); err != nil {
+			if err := s.sampleHidden(neg.in, r0, r1); err != nil {
 				return err
 			}
 		}

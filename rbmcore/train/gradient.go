@@ -7,6 +7,7 @@ import (
 
 	"gonum.org/v1/gonum/mat"
 
+	"github.com/harmonium-rbm/harmonium/rbmcore/internal/workers"
 	"github.com/harmonium-rbm/harmonium/rbmcore/rbm"
 )
 
@@ -160,24 +161,19 @@ func (a *layerGrads) reset() {
 // add adds the phase's layer statistics: sign × Σ_b c_b s(v_b) for the
 // visible layer's GradLogWeight and the hidden layer's GradCGF at the
 // inputs, and the phase means of v and ⟨h|v⟩ (vs, hs).
-func (a *layerGrads) add(ph *phase) {
+func (a *layerGrads) add(ph *phase) error {
 	m := a.m
 	b, sign, coef := ph.rows, ph.sign, ph.coef
 	nv, nh := len(a.vs), len(a.hs)
-	v, in, hm := ph.v.f[:b*nv], ph.in.f[:b*nh], ph.hm.f[:b*nh]
-	clear(a.vs)
-	clear(a.hs)
-	for r := 0; r < b; r++ {
-		c := 1 / float64(b)
-		if coef != nil {
-			c = coef[r]
-		}
-		for i, x := range v[r*nv : (r+1)*nv] {
-			a.vs[i] += c * x
-		}
-		for j, x := range hm[r*nh : (r+1)*nh] {
-			a.hs[j] += c * x
-		}
+	v, in := ph.v.f[:b*nv], ph.in.f[:b*nh]
+	// The means, column-parallel: each column is summed over the rows in
+	// order, whatever the split.
+	if err := workers.ForRanges(nv+nh, 64, func(c0, c1 int) error {
+		colSums(a.vs, v, nv, b, coef, c0, min(c1, nv))
+		colSums(a.hs, ph.hm.f, nh, b, coef, max(c0, nv)-nv, c1-nv)
+		return nil
+	}); err != nil {
+		return err
 	}
 	for i, x := range a.vs {
 		a.vMean[i] += sign * x
@@ -207,6 +203,26 @@ func (a *layerGrads) add(ph *phase) {
 		for r := 0; r < b; r++ {
 			m.Hidden.GradCGF(in[r*nh:(r+1)*nh], a.tmpH)
 			addScaled(a.hid, a.tmpH, sign*coef[r])
+		}
+	}
+	return nil
+}
+
+// colSums sets sums[c0:c1] to the weighted sums Σ_r c_r x_rc over the
+// first rows rows of x (cols columns), c_r = coef[r] or 1/rows.
+func colSums(sums, x []float64, cols, rows int, coef []float64, c0, c1 int) {
+	if c1 <= c0 {
+		return
+	}
+	out := sums[c0:c1]
+	clear(out)
+	c := 1 / float64(rows)
+	for r := 0; r < rows; r++ {
+		if coef != nil {
+			c = coef[r]
+		}
+		for k, x := range x[r*cols+c0 : r*cols+c1] {
+			out[k] += c * x
 		}
 	}
 }
@@ -277,7 +293,9 @@ func LogLikelihoodGradient(m *rbm.RBM, data *mat.Dense, dataWeights []float64, m
 		f.v.f = mat.DenseCopyOf(ph.x).RawMatrix().Data
 		f.coef = coef
 		f.fill(p)
-		lg.add(f)
+		if err := lg.add(f); err != nil {
+			return nil, fmt.Errorf("train: LogLikelihoodGradient: %w", err)
+		}
 		terms = append(terms, f.term())
 	}
 	g := newGradient(m)

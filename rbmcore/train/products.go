@@ -54,10 +54,11 @@ func (b *buf) sync32(r0, r1 int) {
 //
 // Every product works on a range of rows of its output (the rows of a
 // state matrix, or the visible rows of the weight gradient), so that
-// workers.ForRanges can give each core its own rows: BLAS is then
-// single-threaded inside each worker, and a row of the output depends only
-// on the inputs' rows, not on the split, so results do not depend on the
-// number of cores.
+// workers.ForRanges can give each core its own rows, with BLAS
+// single-threaded inside each worker. With gonum's pure-Go BLAS an output
+// row does not depend on how the rows are split, so results do not depend
+// on the number of cores; OpenBLAS picks kernels by shape and thread count,
+// so there the split (the number of cores) changes the last bits.
 type products struct {
 	m      *rbm.RBM
 	w32    []float32 // float32 shadow of W (nil in float64)

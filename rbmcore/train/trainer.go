@@ -553,12 +553,7 @@ func (r *run) update(ctx context.Context, it *data.Iterator, epoch, k int, lr fl
 			pos.coef[i] = r.coef[row] / float64(b)
 		}
 	}
-	wrap := func(err error) error {
-		if ctx.Err() != nil && errors.Is(err, ctx.Err()) {
-			return err
-		}
-		return fmt.Errorf("train: epoch %d, update %d: %w", epoch, r.updates+1, err)
-	}
+	wrap := func(err error) error { return fmt.Errorf("train: epoch %d, update %d: %w", epoch, r.updates+1, err) }
 	smp := r.smp
 	switch r.t.Method {
 	case CD, PCD:
@@ -588,14 +583,18 @@ func (r *run) update(ctx context.Context, it *data.Iterator, epoch, k int, lr fl
 	pos.zeroTail()
 	smp.neg.zeroTail()
 	r.lg.reset()
-	r.lg.add(pos)
+	if err := r.lg.add(pos); err != nil {
+		return 0, wrap(err)
+	}
 	if r.t.Centred {
 		// Running average of the data's hidden means.
 		for j, x := range r.lg.hs {
 			r.lam[j] = 0.99*r.lam[j] + 0.01*x
 		}
 	}
-	r.lg.add(smp.neg)
+	if err := r.lg.add(smp.neg); err != nil {
+		return 0, wrap(err)
+	}
 	if err := r.step(epoch, lr); err != nil {
 		return 0, err
 	}
