@@ -5,7 +5,10 @@
 # and float32 matrix products) against scikit-learn's BernoulliRBM with the
 # same settings, side by side in one run, with OpenBLAS multi-threaded
 # (default) and single-threaded (OPENBLAS_NUM_THREADS=1; the fair setting on
-# a loaded shared machine). Each figure is the best of REPS runs (default 2).
+# a loaded shared machine). Each figure is the best of REPS runs (default 2);
+# the two programs alternate, and the load average is printed before and
+# after each setting. CPU time counts every thread of the process (Go's and
+# OpenBLAS's), so it measures work independently of how the cores are shared.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 PY=${PY:-/usr/bin/python3}
@@ -43,5 +46,6 @@ for threads in default 1; do
   row "sklearn BernoulliRBM" "${ws[*]}" "${cs[*]}"
   awk -v s="$(printf '%s\n' "${ws[@]}" | best)" -v a="$(printf '%s\n' "${w64[@]}" | best)" -v b="$(printf '%s\n' "${w32[@]}" | best)" \
       -v cs="$(printf '%s\n' "${cs[@]}" | best)" -v ca="$(printf '%s\n' "${c64[@]}" | best)" -v cb="$(printf '%s\n' "${c32[@]}" | best)" \
-      'BEGIN { printf "  speed-up vs sklearn (wall): float64 %.2fx, float32 %.2fx; (cpu): float64 %.2fx, float32 %.2fx  (goal >= 2x)\n", s/a, s/b, cs/ca, cs/cb }'
+      -v load="$(cut -d' ' -f1-3 /proc/loadavg)" \
+      'BEGIN { printf "  speed-up vs sklearn (wall): float64 %.2fx, float32 %.2fx; (cpu): float64 %.2fx, float32 %.2fx  (goal >= 2x; load now: %s)\n", s/a, s/b, cs/ca, cs/cb, load }'
 done
