@@ -7,7 +7,6 @@ import (
 
 	"gonum.org/v1/gonum/mat"
 
-	"github.com/harmonium-rbm/harmonium/rbmcore/internal/workers"
 	"github.com/harmonium-rbm/harmonium/rbmcore/rbm"
 )
 
@@ -66,19 +65,30 @@ func isField(name string) bool { return strings.HasPrefix(name, "theta") }
 // nothing for them.
 type phase struct {
 	v, in, hm *buf
-	hw        *buf // sign·c_b·⟨h|v_b⟩: the right factor of the weight gradient
+	hw        *buf      // sign·c_b·⟨h|v_b⟩: the right factor of the weight gradient
+	vs, hs    []float64 // the phase means Σ_b c_b v_b and Σ_b c_b ⟨h|v_b⟩
 	coef      []float64
 	rows      int
 	sign      float64
 }
 
 func newPhase(rows, nv, nh int, f32 bool, sign float64) *phase {
-	return &phase{v: newBuf(rows, nv, f32), in: newBuf(rows, nh, f32), hm: newBuf(rows, nh, f32), hw: newBuf(rows, nh, f32), rows: rows, sign: sign}
+	return &phase{v: newBuf(rows, nv, f32), in: newBuf(rows, nh, f32), hm: newBuf(rows, nh, f32), hw: newBuf(rows, nh, f32),
+		vs: make([]float64, nv), hs: make([]float64, nh), rows: rows, sign: sign}
 }
 
 // slice returns the phase made of rows [r0, r1) of ph's buffers (views).
 func (ph *phase) slice(r0, r1 int, sign float64) *phase {
-	return &phase{v: ph.v.view(r0, r1), in: ph.in.view(r0, r1), hm: ph.hm.view(r0, r1), hw: ph.hw.view(r0, r1), rows: r1 - r0, sign: sign}
+	return &phase{v: ph.v.view(r0, r1), in: ph.in.view(r0, r1), hm: ph.hm.view(r0, r1), hw: ph.hw.view(r0, r1),
+		vs: make([]float64, len(ph.vs)), hs: make([]float64, len(ph.hs)), rows: r1 - r0, sign: sign}
+}
+
+// sumColumns sets the phase means of the visible columns [i0, i1) and the
+// hidden columns [j0, j1). Each column is summed over the rows in order,
+// so the means do not depend on how the columns are split.
+func (ph *phase) sumColumns(i0, i1, j0, j1 int) {
+	colSums(ph.vs, ph.v.f, len(ph.vs), ph.rows, ph.coef, i0, i1)
+	colSums(ph.hs, ph.hm.f, len(ph.hs), ph.rows, ph.coef, j0, j1)
 }
 
 // capacity returns the number of rows the buffers hold.
@@ -131,7 +141,6 @@ type layerGrads struct {
 	vis, hid   [][]float64 // Σ sign × batch mean of the layers' statistics
 	vMean      []float64   // Σ sign·c·v (for centring)
 	hMean      []float64   // Σ sign·c·⟨h|v⟩
-	vs, hs     []float64   // the last phase's means
 	tmpV, tmpH [][]float64
 	// A layer whose only parameter is a field θ (U ∋ −θx: binary, spin,
 	// Potts, Poisson) has ∂Γ/∂θ = Γ′ (hidden) and −∂U/∂θ = x (visible):
@@ -147,7 +156,7 @@ func fieldOnly(l rbm.Layer) bool {
 func newLayerGrads(m *rbm.RBM) *layerGrads {
 	nv, nh := rbm.Width(m.Visible), rbm.Width(m.Hidden)
 	return &layerGrads{m: m, vis: rbm.NewGrads(m.Visible), hid: rbm.NewGrads(m.Hidden),
-		vMean: make([]float64, nv), hMean: make([]float64, nh), vs: make([]float64, nv), hs: make([]float64, nh),
+		vMean: make([]float64, nv), hMean: make([]float64, nh),
 		tmpV: rbm.NewGrads(m.Visible), tmpH: rbm.NewGrads(m.Hidden),
 		visFieldOnly: fieldOnly(m.Visible), hidFieldOnly: fieldOnly(m.Hidden)}
 }
@@ -160,30 +169,22 @@ func (a *layerGrads) reset() {
 
 // add adds the phase's layer statistics: sign × Σ_b c_b s(v_b) for the
 // visible layer's GradLogWeight and the hidden layer's GradCGF at the
-// inputs, and the phase means of v and ⟨h|v⟩ (vs, hs).
-func (a *layerGrads) add(ph *phase) error {
+// inputs, and the phase means (ph.vs, ph.hs, which sumColumns must have
+// set) to vMean and hMean.
+func (a *layerGrads) add(ph *phase) {
 	m := a.m
 	b, sign, coef := ph.rows, ph.sign, ph.coef
-	nv, nh := len(a.vs), len(a.hs)
+	nv, nh := len(ph.vs), len(ph.hs)
 	v, in := ph.v.f[:b*nv], ph.in.f[:b*nh]
-	// The means, column-parallel: each column is summed over the rows in
-	// order, whatever the split.
-	if err := workers.ForRanges(nv+nh, 64, func(c0, c1 int) error {
-		colSums(a.vs, v, nv, b, coef, c0, min(c1, nv))
-		colSums(a.hs, ph.hm.f, nh, b, coef, max(c0, nv)-nv, c1-nv)
-		return nil
-	}); err != nil {
-		return err
-	}
-	for i, x := range a.vs {
+	for i, x := range ph.vs {
 		a.vMean[i] += sign * x
 	}
-	for j, x := range a.hs {
+	for j, x := range ph.hs {
 		a.hMean[j] += sign * x
 	}
 	switch {
 	case a.visFieldOnly:
-		addScaled(a.vis, [][]float64{a.vs}, sign)
+		addScaled(a.vis, [][]float64{ph.vs}, sign)
 	case coef == nil:
 		m.Visible.GradLogWeight(v, a.tmpV)
 		addScaled(a.vis, a.tmpV, sign)
@@ -195,7 +196,7 @@ func (a *layerGrads) add(ph *phase) error {
 	}
 	switch {
 	case a.hidFieldOnly:
-		addScaled(a.hid, [][]float64{a.hs}, sign)
+		addScaled(a.hid, [][]float64{ph.hs}, sign)
 	case coef == nil:
 		m.Hidden.GradCGF(in, a.tmpH)
 		addScaled(a.hid, a.tmpH, sign)
@@ -205,7 +206,6 @@ func (a *layerGrads) add(ph *phase) error {
 			addScaled(a.hid, a.tmpH, sign*coef[r])
 		}
 	}
-	return nil
 }
 
 // colSums sets sums[c0:c1] to the weighted sums Σ_r c_r x_rc over the
@@ -293,9 +293,8 @@ func LogLikelihoodGradient(m *rbm.RBM, data *mat.Dense, dataWeights []float64, m
 		f.v.f = mat.DenseCopyOf(ph.x).RawMatrix().Data
 		f.coef = coef
 		f.fill(p)
-		if err := lg.add(f); err != nil {
-			return nil, fmt.Errorf("train: LogLikelihoodGradient: %w", err)
-		}
+		f.sumColumns(0, p.nv, 0, p.nh)
+		lg.add(f)
 		terms = append(terms, f.term())
 	}
 	g := newGradient(m)

@@ -582,19 +582,6 @@ func (r *run) update(ctx context.Context, it *data.Iterator, epoch, k int, lr fl
 	}
 	pos.zeroTail()
 	smp.neg.zeroTail()
-	r.lg.reset()
-	if err := r.lg.add(pos); err != nil {
-		return 0, wrap(err)
-	}
-	if r.t.Centred {
-		// Running average of the data's hidden means.
-		for j, x := range r.lg.hs {
-			r.lam[j] = 0.99*r.lam[j] + 0.01*x
-		}
-	}
-	if err := r.lg.add(smp.neg); err != nil {
-		return 0, wrap(err)
-	}
 	if err := r.step(epoch, lr); err != nil {
 		return 0, err
 	}
@@ -624,6 +611,16 @@ func (r *run) step(epoch int, lr float64) error {
 	} else if err := wp.run(true, false, false); err != nil {
 		return err
 	}
+	// The layers' gradients, from the phase means the pass summed.
+	r.lg.reset()
+	r.lg.add(r.pos)
+	if r.t.Centred {
+		// Running average of the data's hidden means.
+		for j, x := range r.pos.hs {
+			r.lam[j] = 0.99*r.lam[j] + 0.01*x
+		}
+	}
+	r.lg.add(r.smp.neg)
 	r.direction()
 	if !local {
 		if err := wp.run(false, true, false); err != nil {

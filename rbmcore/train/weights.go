@@ -34,7 +34,8 @@ func (wp *weightPass) init(r *run) {
 }
 
 // run performs the selected parts on every row: gemm computes the
-// gradient rows into r.dir.W; step backs W up, applies the L2/L1 penalties
+// gradient rows into r.dir.W and the phase means (sumColumns: visible
+// columns of the range and the matching share of the hidden ones); step backs W up, applies the L2/L1 penalties
 // to the direction and the optimiser step (none when the weights are
 // frozen); check scans the new weights and the direction and refreshes the
 // float32 shadow.
@@ -50,6 +51,9 @@ func (wp *weightPass) run(gemm, step, check bool) error {
 	return workers.ForRanges(p.nv, wBlock, func(i0, i1 int) error {
 		if gemm {
 			p.outer(i0, i1, wp.terms, d)
+			for _, ph := range []*phase{r.pos, r.smp.neg} {
+				ph.sumColumns(i0, i1, i0*nh/p.nv, i1*nh/p.nv)
+			}
 		}
 		for b0 := i0; b0 < i1; b0 += wBlock {
 			b1 := min(b0+wBlock, i1)
