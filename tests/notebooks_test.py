@@ -43,7 +43,9 @@ REQUIRED_PASS = {
         "E_θ rebuilt from all interaction orders",
         "bars & stripes: final KL",
         "moment mismatch at the ML fixed point",
+        "PCD − CD test log-likelihood gap",
         "memory of the start",
+        "sweeps until d(t) < 2 × noise floor",
     ],
     "activation-functions.ipynb": [
         "best PL at M = ",
