@@ -2,9 +2,11 @@ package train
 
 import (
 	"context"
+	"errors"
 	"math"
 	"math/rand/v2"
 	"runtime"
+	"sync"
 	"testing"
 
 	"gonum.org/v1/gonum/mat"
@@ -84,4 +86,44 @@ func maxRelDiff(a, b [][]float64) float64 {
 		}
 	}
 	return d
+}
+
+// TestForChunks: every item is covered once, by chunks whose bounds are
+// multiples of the size, on one core or several; an error is returned.
+func TestForChunks(t *testing.T) {
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(0))
+	for _, procs := range []int{1, 2, 3} {
+		runtime.GOMAXPROCS(procs)
+		for _, c := range []struct{ n, size int }{{784, 200}, {7, 8}, {16, 8}, {1, 1}} {
+			var mu sync.Mutex
+			seen := make([]int, c.n)
+			if err := forChunks(c.n, c.size, func(c0, c1 int) error {
+				mu.Lock()
+				defer mu.Unlock()
+				if c0%c.size != 0 || (c1 != c.n && c1-c0 != c.size) {
+					t.Errorf("n=%d size=%d: chunk [%d, %d)", c.n, c.size, c0, c1)
+				}
+				for i := c0; i < c1; i++ {
+					seen[i]++
+				}
+				return nil
+			}); err != nil {
+				t.Fatal(err)
+			}
+			for i, s := range seen {
+				if s != 1 {
+					t.Fatalf("procs %d, n=%d size=%d: item %d covered %d times", procs, c.n, c.size, i, s)
+				}
+			}
+		}
+		boom := errors.New("boom")
+		if err := forChunks(10, 2, func(c0, _ int) error {
+			if c0 == 4 {
+				return boom
+			}
+			return nil
+		}); !errors.Is(err, boom) {
+			t.Errorf("procs %d: error %v, want boom", procs, err)
+		}
+	}
 }
