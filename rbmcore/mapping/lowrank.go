@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"runtime"
 	"sort"
 
 	"github.com/harmonium-rbm/harmonium/rbmcore/internal/workers"
@@ -113,7 +114,7 @@ const lowRankChunk = 1 << 22
 // pairwiseLowRank adds the contributions of the prepLowRank units to the
 // upper triangle of j: the factor columns of a batch of units are filled in
 // parallel (workers.ForRanges, OpenBLAS single-threaded inside), then added
-// as J += Z₊Z₊ᵀ − Z₋Z₋ᵀ by two Syrk calls (OpenBLAS multi-threaded).
+// as J += Z₊Z₊ᵀ − Z₋Z₋ᵀ (syrkUpper).
 func (mp *Mapper) pairwiseLowRank(ctx context.Context, preps []unitPrep, j []float64) error {
 	n := mp.n
 	var units []int
@@ -137,7 +138,6 @@ func (mp *Mapper) pairwiseLowRank(ctx context.Context, preps []unitPrep, j []flo
 		cols += r
 	}
 	buf := make([]float64, n*capCols)
-	ju := blas64.Symmetric{Uplo: blas.Upper, N: n, Stride: n, Data: j}
 	for bi, batch := range batches {
 		if err := ctx.Err(); err != nil {
 			return fmt.Errorf("mapping: Pairwise interrupted at batch %d of %d of hidden units: %w", bi+1, len(batches), err)
@@ -195,15 +195,53 @@ func (mp *Mapper) pairwiseLowRank(ctx context.Context, preps []unitPrep, j []flo
 		if err := ctx.Err(); err != nil {
 			return fmt.Errorf("mapping: Pairwise interrupted at batch %d of %d of hidden units: %w", bi+1, len(batches), err)
 		}
-		if cp > 0 {
-			blas64.Syrk(blas.NoTrans, 1, blas64.General{Rows: n, Cols: cp, Stride: cols, Data: z.Data}, 1, ju)
+		if err := syrkUpper(1, blas64.General{Rows: n, Cols: cp, Stride: cols, Data: z.Data}, j); err != nil {
+			return fmt.Errorf("mapping: Pairwise: %w", err)
 		}
-		if cn > 0 {
-			blas64.Syrk(blas.NoTrans, -1, blas64.General{Rows: n, Cols: cn, Stride: cols, Data: z.Data[cp:]}, 1, ju)
+		if err := syrkUpper(-1, blas64.General{Rows: n, Cols: cn, Stride: cols, Data: z.Data[cp:]}, j); err != nil {
+			return fmt.Errorf("mapping: Pairwise: %w", err)
 		}
 		if mp.Progress != nil {
 			mp.Progress(bi+1, len(batches))
 		}
 	}
 	return nil
+}
+
+// syrkUpper adds alpha·Z Zᵀ to the upper triangle of the N×N row-major j
+// (N = z.Rows). The rows are split into blocks of about equal work (a
+// diagonal Syrk block and a Gemm block to its right each), run on their own
+// goroutines by workers.ForRanges with OpenBLAS single-threaded inside: on
+// the shared 2-core machine OpenBLAS's own threads spin while waiting for
+// each other, and the pure-Go backend's Syrk is not parallel at all.
+func syrkUpper(alpha float64, z blas64.General, j []float64) error {
+	n := z.Rows
+	if n == 0 || z.Cols == 0 {
+		return nil
+	}
+	// Rows [0, k) hold k·n − k(k−1)/2 entries of the upper triangle.
+	parts := min(8*runtime.GOMAXPROCS(0), n)
+	bounds := []int{0}
+	nf := float64(n)
+	for c := 1; c < parts; c++ {
+		target := nf * (nf + 1) / 2 * float64(c) / float64(parts)
+		k := int(math.Round(((2*nf + 1) - math.Sqrt((2*nf+1)*(2*nf+1)-8*target)) / 2))
+		if k > bounds[len(bounds)-1] && k < n {
+			bounds = append(bounds, k)
+		}
+	}
+	bounds = append(bounds, n)
+	return workers.ForRanges(len(bounds)-1, 1, func(c0, c1 int) error {
+		for c := c0; c < c1; c++ {
+			k0, k1 := bounds[c], bounds[c+1]
+			top := blas64.General{Rows: k1 - k0, Cols: z.Cols, Stride: z.Stride, Data: z.Data[k0*z.Stride:]}
+			blas64.Syrk(blas.NoTrans, alpha, top, 1, blas64.Symmetric{Uplo: blas.Upper, N: k1 - k0, Stride: n, Data: j[k0*n+k0:]})
+			if k1 < n {
+				rest := blas64.General{Rows: n - k1, Cols: z.Cols, Stride: z.Stride, Data: z.Data[k1*z.Stride:]}
+				blas64.Gemm(blas.NoTrans, blas.Trans, alpha, top, rest, 1,
+					blas64.General{Rows: k1 - k0, Cols: n - k1, Stride: n, Data: j[k0*n+k1:]})
+			}
+		}
+		return nil
+	})
 }

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/harmonium-rbm/harmonium/rbmcore/rbm"
+	"gonum.org/v1/gonum/blas/blas64"
 )
 
 // TestLowRankFactor checks the ReLU low-rank factorisation of the pair term
@@ -198,5 +199,39 @@ func TestTripletsMatchTerm(t *testing.T) {
 	}
 	if series == 0 || fallback == 0 {
 		t.Errorf("paths not both exercised: %d series units, %d per-set units", series, fallback)
+	}
+}
+
+// TestSyrkUpper: the row-split symmetric update against the naive sum, for
+// sizes around the block bounds; the strict lower triangle is left alone.
+func TestSyrkUpper(t *testing.T) {
+	rng := rand.New(rand.NewPCG(45, 46))
+	for _, n := range []int{1, 2, 5, 17, 97, 301} {
+		const cols, stride = 13, 15
+		z := make([]float64, n*stride)
+		for i := range z {
+			z[i] = rng.NormFloat64()
+		}
+		j := make([]float64, n*n)
+		for i := range j {
+			j[i] = rng.NormFloat64()
+		}
+		j0 := append([]float64(nil), j...)
+		if err := syrkUpper(-0.5, blas64.General{Rows: n, Cols: cols, Stride: stride, Data: z}, j); err != nil {
+			t.Fatal(err)
+		}
+		for k := 0; k < n; k++ {
+			for l := 0; l < n; l++ {
+				want := j0[k*n+l]
+				if l >= k {
+					for c := 0; c < cols; c++ {
+						want -= 0.5 * z[k*stride+c] * z[l*stride+c]
+					}
+				}
+				if d := math.Abs(j[k*n+l] - want); !(d <= 1e-13) {
+					t.Fatalf("n=%d: entry (%d,%d) = %v, want %v", n, k, l, j[k*n+l], want)
+				}
+			}
+		}
 	}
 }

@@ -12,7 +12,6 @@ import (
 	"github.com/harmonium-rbm/harmonium/rbmcore/internal/mathx"
 	"github.com/harmonium-rbm/harmonium/rbmcore/internal/workers"
 	"github.com/harmonium-rbm/harmonium/rbmcore/rbm"
-	"gonum.org/v1/gonum/blas"
 	"gonum.org/v1/gonum/blas/blas64"
 	"gonum.org/v1/gonum/mat"
 )
@@ -58,8 +57,9 @@ func (mp *Mapper) Pairwise(ctx context.Context) (*mat.Dense, error) {
 				}
 			}
 		}
-		blas64.Syrk(blas.NoTrans, 1, blas64.General{Rows: n, Cols: m, Stride: m, Data: a}, 0,
-			blas64.Symmetric{Uplo: blas.Upper, N: n, Stride: n, Data: j})
+		if err := syrkUpper(1, blas64.General{Rows: n, Cols: m, Stride: m, Data: a}, j); err != nil {
+			return nil, fmt.Errorf("mapping: Pairwise: %w", err)
+		}
 		if mp.Progress != nil {
 			mp.Progress(1, 1)
 		}
@@ -407,8 +407,9 @@ func (mp *Mapper) pairwiseProducts(ctx context.Context, preps []unitPrep, j []fl
 		if q%2 == 0 {
 			coef = -coef
 		}
-		blas64.Syrk(blas.NoTrans, coef, blas64.General{Rows: n, Cols: mq, Stride: ms, Data: pow}, 1,
-			blas64.Symmetric{Uplo: blas.Upper, N: n, Stride: n, Data: j})
+		if err := syrkUpper(coef, blas64.General{Rows: n, Cols: mq, Stride: ms, Data: pow}, j); err != nil {
+			return fmt.Errorf("mapping: Pairwise: %w", err)
+		}
 		if mp.Progress != nil {
 			mp.Progress(q, maxOrder)
 		}
