@@ -89,6 +89,13 @@ func TestPanicsInWorkersAndCallbacks(t *testing.T) {
 	if _, err := Pairwise(m); err == nil || !strings.Contains(err.Error(), "user layer bug") {
 		t.Fatalf("Pairwise with a layer panicking in the workers: err = %v, want the panic as an error", err)
 	}
+	pm, err := New(m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := pm.Triplets(context.Background(), []int{0, 1, 2, 3}); err == nil || !strings.Contains(err.Error(), "user layer bug") {
+		t.Fatalf("Triplets with a layer panicking in the workers: err = %v, want the panic as an error", err)
+	}
 
 	mp, err := New(dreluModel(300, 40, nil))
 	if err != nil {
@@ -99,6 +106,7 @@ func TestPanicsInWorkersAndCallbacks(t *testing.T) {
 	for name, call := range map[string]func(){
 		"Pairwise": func() { _, _ = mp.Pairwise(context.Background()) },
 		"Fields":   func() { _, _ = mp.Fields() },
+		"Triplets": func() { _, _ = mp.Triplets(context.Background(), []int{0, 1, 2, 3, 4, 5, 6, 7, 8, 9}) },
 	} {
 		recovered := func() (r any) {
 			defer func() { r = recover() }()

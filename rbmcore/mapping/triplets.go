@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"sync"
+	"sync/atomic"
 
 	"github.com/harmonium-rbm/harmonium/rbmcore/internal/workers"
 	"github.com/harmonium-rbm/harmonium/rbmcore/rbm"
@@ -39,21 +41,34 @@ func (mp *Mapper) Triplets(ctx context.Context, sites []int) ([]Term, error) {
 		return out, nil
 	}
 	type acc struct{ sum, comp []float64 }
-	parts := make(chan acc, 64)
-	err = workers.ForRanges(mp.m, 1, func(u0, u1 int) error {
-		a := acc{make([]float64, len(out)), make([]float64, len(out))}
-		c := mp.calcs.Get().(*unitCalc)
-		defer mp.calcs.Put(c)
-		for mu := u0; mu < u1; mu++ {
-			if ctx.Err() != nil {
-				break
+	var parts []acc
+	var partsMu sync.Mutex
+	// The units run on workers.ForRanges in a goroutine of their own, so
+	// that Progress is called on the caller's goroutine (waitProgress).
+	var wg sync.WaitGroup
+	var stop atomic.Bool
+	var done atomic.Int64
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		err = workers.ForRanges(mp.m, 1, func(u0, u1 int) error {
+			a := acc{make([]float64, len(out)), make([]float64, len(out))}
+			c := mp.calcs.Get().(*unitCalc)
+			defer mp.calcs.Put(c)
+			for mu := u0; mu < u1; mu++ {
+				if ctx.Err() != nil || stop.Load() {
+					break
+				}
+				mp.tripletUnit(c, mu, set, a.sum, a.comp)
+				done.Add(1)
 			}
-			mp.tripletUnit(c, mu, set, a.sum, a.comp)
-		}
-		parts <- a
-		return nil
-	})
-	close(parts)
+			partsMu.Lock()
+			parts = append(parts, a)
+			partsMu.Unlock()
+			return nil
+		})
+	}()
+	mp.waitProgress(&wg, &stop, &done, mp.m)
 	if err != nil {
 		return nil, fmt.Errorf("mapping: Triplets: %w", err)
 	}
@@ -61,7 +76,7 @@ func (mp *Mapper) Triplets(ctx context.Context, sites []int) ([]Term, error) {
 		return nil, fmt.Errorf("mapping: Triplets interrupted: %w", err)
 	}
 	var sum, comp []float64
-	for a := range parts {
+	for _, a := range parts {
 		if sum == nil {
 			sum, comp = a.sum, a.comp
 			continue
@@ -76,9 +91,6 @@ func (mp *Mapper) Triplets(ctx context.Context, sites []int) ([]Term, error) {
 		if !isFinite(out[i].Value) {
 			return nil, fmt.Errorf("mapping: I%v = %v: the hidden CGF overflows for these weights", out[i].Sites, out[i].Value)
 		}
-	}
-	if mp.Progress != nil {
-		mp.Progress(mp.m, mp.m)
 	}
 	return out, nil
 }
