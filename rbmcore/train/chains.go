@@ -102,14 +102,13 @@ func newSampler(t *Trainer, m *rbm.RBM, p *products, neg *phase) (*sampler, erro
 		}
 		s.pt, err = rbm.NewTempering(m, betas, t.Chains, t.Seed^0x7e39)
 		if err == nil {
-			s.neg = newPhase(t.Chains, nv, nh, t.Float32, -1)
+			s.neg = newPhase(nil, t.Chains, nv, nh, t.Float32, -1)
 		}
 	case Exact:
 		s.states, err = allStates(m.Visible)
 		if err == nil {
 			rows, _ := s.states.Dims()
-			s.neg = newPhase(rows, nv, nh, t.Float32, -1)
-			s.neg.v.f = s.states.RawMatrix().Data
+			s.neg = newPhase(s.states.RawMatrix().Data, rows, nv, nh, t.Float32, -1)
 		}
 	default:
 		return nil, fmt.Errorf("train: unknown Method %q (want cd, pcd, pt or exact)", t.Method)

@@ -72,8 +72,17 @@ type phase struct {
 	sign      float64
 }
 
-func newPhase(rows, nv, nh int, f32 bool, sign float64) *phase {
-	return &phase{v: newBuf(rows, nv, f32), in: newBuf(rows, nh, f32), hm: newBuf(rows, nh, f32), hw: newBuf(rows, nh, f32),
+// newPhase returns a phase of rows rows with new buffers, except for the
+// visible states when v is not nil (rows×nv values, used in place).
+func newPhase(v []float64, rows, nv, nh int, f32 bool, sign float64) *phase {
+	vb := &buf{f: v, cols: nv}
+	if v == nil {
+		vb.f = make([]float64, rows*nv)
+	}
+	if f32 {
+		vb.s = make([]float32, rows*nv)
+	}
+	return &phase{v: vb, in: newBuf(rows, nh, f32), hm: newBuf(rows, nh, f32), hw: newBuf(rows, nh, f32),
 		vs: make([]float64, nv), hs: make([]float64, nh), rows: rows, sign: sign}
 }
 
@@ -289,8 +298,7 @@ func LogLikelihoodGradient(m *rbm.RBM, data *mat.Dense, dataWeights []float64, m
 		if err != nil {
 			return nil, fmt.Errorf("train: LogLikelihoodGradient: %s: %w", ph.name, err)
 		}
-		f := newPhase(b, p.nv, p.nh, false, ph.sign)
-		f.v.f = mat.DenseCopyOf(ph.x).RawMatrix().Data
+		f := newPhase(mat.DenseCopyOf(ph.x).RawMatrix().Data, b, p.nv, p.nh, false, ph.sign)
 		f.coef = coef
 		f.fill(p)
 		f.sumColumns(0, p.nv, 0, p.nh)

@@ -432,11 +432,11 @@ func (r *run) prepare() error {
 		if r.t.Method == PCD {
 			chains = r.t.Chains
 		}
-		all := newPhase(batch+chains, nv, nh, r.t.Float32, 0)
+		all := newPhase(nil, batch+chains, nv, nh, r.t.Float32, 0)
 		r.pos, neg = all.slice(0, batch, 1), all.slice(batch, batch+chains, -1)
 		r.terms = []term{all.term()}
 	default:
-		r.pos = newPhase(batch, nv, nh, r.t.Float32, 1)
+		r.pos = newPhase(nil, batch, nv, nh, r.t.Float32, 1)
 	}
 	if r.coef != nil {
 		r.pos.coef = make([]float64, batch)
