@@ -82,7 +82,7 @@ func newPhase(v []float64, rows, nv, nh int, f32 bool, sign float64) *phase {
 	if f32 {
 		vb.s = make([]float32, rows*nv)
 	}
-	return &phase{v: vb, in: newBuf(rows, nh, f32), hm: newBuf(rows, nh, f32), hw: newBuf(rows, nh, f32),
+	return &phase{v: vb, in: newBuf(rows, nh, f32), hm: newBuf(rows, nh, false), hw: newBuf(rows, nh, f32),
 		vs: make([]float64, nv), hs: make([]float64, nh), rows: rows, sign: sign}
 }
 
