@@ -328,3 +328,78 @@ func TestLinearHigherOrdersExactlyZero(t *testing.T) {
 		}
 	}
 }
+
+// TestExponentialProductForm: for Exponential (poisson) hidden units every
+// interaction is I(S) = Σ_µ λ̃_µ Π_{k∈S} u_kµ with λ̃ = e^θ, u = e^w − 1
+// (seed 001 Eq. 20d; plus the visible bias for |S| = 1), evaluated here
+// directly from the parameters: All and Pairwise, {0,1} and ±1 visible
+// layers (through v = (1+s)/2: weights 2w, fields θ − Σ_i w_iµ), weights up
+// to |w| = 5.
+func TestExponentialProductForm(t *testing.T) {
+	rng := rand.New(rand.NewPCG(41, 42))
+	for _, spinVis := range []bool{false, true} {
+		for _, r := range []struct{ sd, large float64 }{{0.05, 0}, {0.7, 0}, {1, 0.2}} {
+			tm := randomModel("poisson", 7, 4, rng, r.sd, r.large, 2, spinVis)
+			n, m := tm.n, tm.m
+			theta := paramByName(tm.hid, "theta")
+			bias := append([]float64(nil), paramByName(tm.vis, "theta")...)
+			w := append([]float64(nil), tm.w...)
+			lam := make([]float64, m)
+			for mu := range lam {
+				x := theta[mu]
+				if spinVis {
+					for i := 0; i < n; i++ {
+						x -= tm.w[i*m+mu]
+					}
+				}
+				lam[mu] = math.Exp(x)
+			}
+			if spinVis {
+				for i := range w {
+					w[i] *= 2
+				}
+				for i := range bias {
+					bias[i] *= 2
+				}
+			}
+			product := func(sites []int) (sum, abs float64) {
+				for mu := 0; mu < m; mu++ {
+					p := lam[mu]
+					for _, k := range sites {
+						p *= math.Expm1(w[k*m+mu])
+					}
+					sum += p
+					abs += math.Abs(p)
+				}
+				if len(sites) == 1 {
+					sum += bias[sites[0]]
+					abs += math.Abs(bias[sites[0]])
+				}
+				return sum, abs
+			}
+			mp := mustMapper(t, tm)
+			terms, err := mp.All(t.Context(), n)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, term := range terms {
+				want, abs := product(term.Sites)
+				if d := math.Abs(term.Value - want); !(d <= 1e-13*abs) {
+					t.Errorf("spin=%v sd=%v: I%v = %.17g, Σ λ̃ Π u = %.17g", spinVis, r.sd, term.Sites, term.Value, want)
+				}
+			}
+			j, err := mp.Pairwise(t.Context())
+			if err != nil {
+				t.Fatal(err)
+			}
+			for k := 0; k < n; k++ {
+				for l := k + 1; l < n; l++ {
+					want, abs := product([]int{k, l})
+					if d := math.Abs(j.At(k, l) - want); !(d <= 1e-13*abs) {
+						t.Errorf("spin=%v sd=%v: J[%d][%d] = %.17g, Σ λ̃ u u = %.17g", spinVis, r.sd, k, l, j.At(k, l), want)
+					}
+				}
+			}
+		}
+	}
+}
