@@ -44,7 +44,12 @@
 // initialisation at the data points (Appendix F); during a sweep a state
 // continued from the previous γ is kept while it stays a stable minimum of
 // the mean-field free energy, even once no data point's initialisation
-// reaches it (hysteresis). Weights and states are solved jointly by Newton's
+// reaches it (hysteresis). The K searches from the data points are
+// independent and run on two goroutines; a search that heads straight for
+// a known stable state (one of the solved ones) is assigned to it without
+// iterating to convergence. Every returned solution (mode Exact) has
+// residuals of Eqs. 20 and 21 below 1e-10, recomputed after coinciding
+// blocks are merged. Weights and states are solved jointly by Newton's
 // method (line search; with many blocks the linear algebra uses the
 // class-block-diagonal plus rank-B·K structure of the Jacobian, and chord
 // steps reuse a factorisation, also from the previous continuation step,
@@ -56,8 +61,10 @@
 //
 // # Phase diagram
 //
-// Sweep continues a solution in γ with hot start, secant predictor and
-// adaptive steps, and reports events: the over-regularised threshold
+// Sweep continues a solution in γ with hot start, a polynomial predictor in
+// ln γ (up to degree 4, through the last solutions of the same structure;
+// the weights vary on the scale of γ itself) and adaptive steps, and reports
+// events: the over-regularised threshold
 // Kγ ≥ λ_max(x), the paramagnetic solution (Eq. 23) and the onset of
 // spontaneous activity (top eigenvalue of Σ_µ w_iµ w_jµ crossing 1, Eq. 22),
 // changes of Ω, of the number of blocks and of the rank of W. BAMStart

@@ -138,7 +138,8 @@ var ErrBranchEnd = errors.New("solution branch ends")
 
 // Sweep continues the solution start through the requested values of γ
 // (in the given order, e.g. increasing from the BAM phase), hot-starting
-// each step from the last solution with a secant predictor. Steps are
+// each step from the last solutions with a polynomial predictor in ln γ
+// (degree up to 4; none across a structural event). Steps are
 // halved when Newton fails, when the solution jumps, or when the structure
 // changes over a step larger than LocateTol, so every transition is
 // bracketed within LocateTol. The problem options (α, mode, tolerances)
