@@ -298,6 +298,12 @@ func TestBadInput(t *testing.T) {
 	if _, err := newMapper(tm.vis, rbm.Potts(2, 3), tm.w); err == nil {
 		t.Error("Potts hidden layer (3 states per unit): no error")
 	}
+	// Exponential units with λ̃ = e^709: every u_k u_l λ̃ overflows.
+	hot := rbm.Poisson(2)
+	hot.Theta[0], hot.Theta[1] = 709, 709
+	if _, err := mustMapper(t, testModel{vis: tm.vis, hid: hot, w: []float64{1, 1, 1, 1, 1, 1, 1, 1}, n: 4, m: 2}).Pairwise(context.Background()); err == nil {
+		t.Error("Pairwise with overflowing couplings: no error")
+	}
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
 	if _, err := mp.All(ctx, 4); err == nil {

@@ -102,6 +102,9 @@ func lowRankFactor(g []float64, A float64) (basis []float64, rank, npos int, ok 
 		s := math.Sqrt(math.Abs(vals[i]))
 		for p := 0; p < size; p++ {
 			basis[p*rank+c] = s * vecs.At(p, i)
+			if !isFinite(basis[p*rank+c]) {
+				return nil, 0, 0, false
+			}
 		}
 	}
 	return basis, rank, npos, true

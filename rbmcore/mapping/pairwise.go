@@ -68,6 +68,11 @@ func (mp *Mapper) Pairwise(ctx context.Context) (*mat.Dense, error) {
 			return nil, err
 		}
 	}
+	for _, x := range j {
+		if !isFinite(x) {
+			return nil, fmt.Errorf("mapping: Pairwise: a coupling is %v (the hidden CGF overflows)", x)
+		}
+	}
 	// Mirror the upper triangle and clear the diagonal.
 	for k := 0; k < n; k++ {
 		j[k*n+k] = 0
@@ -209,30 +214,24 @@ func (mp *Mapper) pairwiseElementwise(ctx context.Context, j []float64) error {
 	for _, p := range preps {
 		elementwise = elementwise || p.mode == prepLog1p || p.mode == prepDirect || p.mode == prepCGF
 	}
-	if !elementwise {
-		return nil
-	}
-	nblocks := (n + pairBlock - 1) / pairBlock
-	err = mp.parallel(ctx, nblocks, func(c *unitCalc, b int) error {
-		k0 := b * pairBlock
-		k1 := min(k0+pairBlock, n)
-		for mu := range preps {
-			// A block costs O(pairBlock·N·M) unit evaluations: seconds
-			// for large models, so the context is checked per unit
-			// (parallel reports the interruption).
-			if ctx.Err() != nil {
-				return nil
+	if elementwise {
+		nblocks := (n + pairBlock - 1) / pairBlock
+		err = mp.parallel(ctx, nblocks, func(c *unitCalc, b int) error {
+			k0 := b * pairBlock
+			k1 := min(k0+pairBlock, n)
+			for mu := range preps {
+				// A block costs O(pairBlock·N·M) unit evaluations: seconds
+				// for large models, so the context is checked per unit
+				// (parallel reports the interruption).
+				if ctx.Err() != nil {
+					return nil
+				}
+				mp.pairUnit(c, &preps[mu], mu, k0, k1, j)
 			}
-			mp.pairUnit(c, &preps[mu], mu, k0, k1, j)
-		}
-		return nil
-	})
-	if err != nil {
-		return fmt.Errorf("mapping: Pairwise: %w", err)
-	}
-	for _, x := range j {
-		if !isFinite(x) {
-			return fmt.Errorf("mapping: Pairwise: a coupling is %v (the hidden CGF overflows)", x)
+			return nil
+		})
+		if err != nil {
+			return fmt.Errorf("mapping: Pairwise: %w", err)
 		}
 	}
 	return nil
