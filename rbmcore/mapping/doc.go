@@ -56,10 +56,13 @@
 // coefficient gives J += Z₊Z₊ᵀ − Z₋Z₋ᵀ with 3–12 columns per unit (two
 // symmetric rank updates; errors of a few ulps relative to each pair's
 // first-order term κ₂ w_k w_l).
-// Units whose weights are too large for a series (|y_k y_l| ≳ 0.09 for Step;
-// |w|/√γ ≳ 0.3 r for ReLU, r ≥ 2.8 the radius of convergence of its CGF) and
-// other kinds are evaluated elementwise (log1p, or the four-point sum), in
-// parallel over all cores in blocks of rows.
+// Sites whose weights are too large for a unit's series (|y| > 0.25 for
+// Step; |w|/√γ > 0.1 r for ReLU, r ≥ 2.8 the radius of convergence of its
+// CGF) are paired elementwise (log1p; for ReLU the Taylor series in the
+// small weight around the large site's input, or Term's evaluation), the
+// whole unit when more than a tenth of its sites are large; other kinds are
+// evaluated elementwise through the four-point sum. The elementwise work
+// runs in parallel over all cores in blocks of rows.
 //
 // Interrupts and callbacks. Long computations check their context every few
 // milliseconds; a nil context, and the shortcuts without one (Pairwise, All,

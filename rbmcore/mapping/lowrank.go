@@ -172,6 +172,9 @@ func (mp *Mapper) pairwiseLowRank(ctx context.Context, preps []unitPrep, j []flo
 				mono = mono[:n*size]
 				for k, a := range p.y {
 					t, x := a/p.amax, a
+					if math.Abs(a) > p.amax {
+						x = 0 // a site of p.large: elementwise pass
+					}
 					row := mono[k*size : (k+1)*size]
 					for q := range row {
 						row[q] = x

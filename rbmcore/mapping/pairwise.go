@@ -105,8 +105,47 @@ type unitPrep struct {
 	// ReLU low rank (see lowrank.go): coefficients of the factor
 	// polynomials in t = a/amax, (L+1)×rank row-major, npos positive first.
 	basis      []float64
-	amax       float64
 	rank, npos int
+	// Step series and ReLU low rank: the largest |y| (|a|) handled by the
+	// series (factorisation); the sites beyond it, in increasing order,
+	// are paired elementwise.
+	amax  float64
+	large []int
+	// ReLU: for each large site l, the coefficients c_q of its pair term
+	// with a small site k, Σ_q c_q a_kᵍ (nil: Term's evaluation).
+	largeCoef [][]float64
+}
+
+// reluSeriesFrac is the fraction of the radius of convergence up to which a
+// ReLU unit's scaled weights go through the factorisation (ranks ≲ 9).
+const reluSeriesFrac = 0.1
+
+// shiftedPairCoef returns c_q = g_q(x) − g_q(x0) (q ≥ 1; c_0 = 0), the
+// Taylor coefficients in a_k of the ReLU pair term T(a_k, x − x0) =
+// g(x + a_k) − g(x) − g(x0 + a_k) + g(x0), cut where |c_q| Aᵍ⁻¹ has stayed
+// below 1e-18 |c_1| for three orders; nil if that does not happen by order
+// maxJet/2. g0 is the jet at x0.
+func shiftedPairCoef(g0 []float64, x, A float64) []float64 {
+	g := make([]float64, maxJet/2+1)
+	reluJet(x, g)
+	for q := 1; q < len(g); q++ {
+		g[q] -= g0[q]
+	}
+	g[0] = 0
+	small := 0
+	pw := 1.0
+	for q := 2; q < len(g); q++ {
+		pw *= A
+		if math.Abs(g[q])*pw <= 1e-18*math.Abs(g[1]) {
+			small++
+			if small == 3 {
+				return g[:q+1]
+			}
+		} else {
+			small = 0
+		}
+	}
+	return nil
 }
 
 const (
@@ -121,6 +160,10 @@ const (
 // maxLog1pOrder caps the series order for Step units (|y_k y_l| ≲ 0.09);
 // beyond it the elementwise log1p is cheaper.
 const maxLog1pOrder = 16
+
+// stepSeriesY is the largest |y| of a Step unit's sites in its series
+// (order 13); larger ones are paired elementwise.
+const stepSeriesY = 0.25
 
 func (mp *Mapper) prepareUnits() ([]unitPrep, error) {
 	preps := make([]unitPrep, mp.m)
@@ -163,9 +206,21 @@ func (mp *Mapper) prepareUnit(mu int, p *unitPrep) error {
 			}
 			ymax = math.Max(ymax, math.Abs(p.y[k]))
 		}
+		// Sites with |y| > stepSeriesY are paired elementwise (p.large) so
+		// that a few large weights do not make the whole unit elementwise,
+		// unless more than a tenth of the sites are large.
+		p.amax = ymax
+		if ymax > stepSeriesY {
+			for k, y := range p.y {
+				if math.Abs(y) > stepSeriesY {
+					p.large = append(p.large, k)
+				}
+			}
+			p.amax = stepSeriesY
+		}
 		// log1p(x) = Σ_{q≤d} (−1)^{q+1} xᵍ/q with x^d/(d+1) < 1e-17.
 		p.mode = prepLog1p
-		if x := ymax * ymax; x < 1 {
+		if x := p.amax * p.amax; x < 1 && len(p.large) <= n/10 {
 			for d := 1; d <= maxLog1pOrder; d++ {
 				if math.Pow(x, float64(d))/float64(d+1) < 1e-17 {
 					p.mode, p.order = prepSeries, d
@@ -173,15 +228,45 @@ func (mp *Mapper) prepareUnit(mu int, p *unitPrep) error {
 				}
 			}
 		}
+		if p.mode == prepLog1p {
+			p.large = nil
+		}
 	case famReLU:
 		p.y = make([]float64, n)
 		for k, w := range col {
 			p.y[k] = w * h.scale[mu]
 		}
+		// Weights above reluSeriesFrac of the radius of convergence
+		// (beyond it the factorisation's size and rank grow fast) are left
+		// to the elementwise pass: the sites in p.large pair with the small
+		// ones through the series around their own input (largeCoef), with
+		// each other through Term's evaluation; the small sites pair
+		// through the factorisation on [−amax, amax]. The whole unit is
+		// elementwise when more than a tenth of its sites are large (or the
+		// factorisation fails).
 		p.amax = amax * h.scale[mu]
+		if limit := reluSeriesFrac * h.rad[mu]; p.amax > limit {
+			p.amax = limit
+			for k, a := range p.y {
+				if math.Abs(a) > limit {
+					p.large = append(p.large, k)
+				}
+			}
+		}
 		p.mode = prepDirect
-		if basis, rank, npos, ok := lowRankFactor(h.jets[mu], p.amax); ok {
-			p.mode, p.basis, p.rank, p.npos = prepLowRank, basis, rank, npos
+		if len(p.large) <= n/10 {
+			if basis, rank, npos, ok := lowRankFactor(h.jets[mu], p.amax); ok {
+				p.mode, p.basis, p.rank, p.npos = prepLowRank, basis, rank, npos
+			}
+		}
+		if p.mode == prepDirect {
+			p.large = nil
+		}
+		// Each large site l pairs with the small sites k through the
+		// Taylor series in a_k around x0 + a_l.
+		p.largeCoef = make([][]float64, len(p.large))
+		for i, l := range p.large {
+			p.largeCoef[i] = shiftedPairCoef(h.jets[mu], h.x0[mu]+p.y[l], p.amax)
 		}
 	default:
 		// Γ at every single-site input, once per unit.
@@ -212,7 +297,7 @@ func (mp *Mapper) pairwiseElementwise(ctx context.Context, j []float64) error {
 	n := mp.n
 	elementwise := false
 	for _, p := range preps {
-		elementwise = elementwise || p.mode == prepLog1p || p.mode == prepDirect || p.mode == prepCGF
+		elementwise = elementwise || p.mode == prepLog1p || p.mode == prepDirect || p.mode == prepCGF || len(p.large) > 0
 	}
 	if elementwise {
 		nblocks := (n + pairBlock - 1) / pairBlock
@@ -274,21 +359,12 @@ func (mp *Mapper) pairUnit(c *unitCalc, p *unitPrep, mu, k0, k1 int, j []float64
 	switch p.mode {
 	case prepLog1p:
 		for k := k0; k < k1; k++ {
-			yk := p.y[k]
-			if yk == 0 {
+			if p.y[k] == 0 {
 				continue
 			}
-			row := j[k*n+k+1 : (k+1)*n]
-			for i, yl := range p.y[k+1 : n] {
-				x := yk * yl
-				if x > -0.5 {
-					row[i] += math.Log1p(x)
-					continue
-				}
-				// 1 + x is a small difference: use the four-corner sum.
-				var buf [2]float64
-				buf[0], buf[1] = mp.w[k*mp.m+mu], mp.w[(k+1+i)*mp.m+mu]
-				row[i] += c.unit(mu, buf[:])
+			row := j[k*n : (k+1)*n]
+			for l := k + 1; l < n; l++ {
+				row[l] += mp.stepPair(c, p, mu, k, l)
 			}
 		}
 	case prepCGF:
@@ -314,6 +390,55 @@ func (mp *Mapper) pairUnit(c *unitCalc, p *unitPrep, mu, k0, k1 int, j []float64
 			for i, wl := range ws {
 				if wl != 0 {
 					row[i] += out[i] - singles[i] + c0
+				}
+			}
+		}
+	case prepSeries, prepLowRank:
+		// The pairs of the sites too large for the series (their rows of
+		// Y or Z are zero): a large site k with every l > k, a small one
+		// with the large l > k; Step through log1p, ReLU as Term
+		// evaluates them.
+		if len(p.large) == 0 {
+			return
+		}
+		pair := func(k, l int) float64 {
+			if p.mode == prepSeries {
+				return mp.stepPair(c, p, mu, k, l)
+			}
+			// ReLU: the series around the large site's input when the
+			// other site is small.
+			big, small := k, l
+			if math.Abs(p.y[l]) > math.Abs(p.y[k]) {
+				big, small = l, k
+			}
+			if a := p.y[small]; math.Abs(a) <= p.amax {
+				if coef := p.largeCoef[sort.SearchInts(p.large, big)]; coef != nil {
+					v := 0.0
+					for q := len(coef) - 1; q >= 1; q-- {
+						v = v*a + coef[q]
+					}
+					return v * a
+				}
+			}
+			buf := [2]float64{mp.w[k*mp.m+mu], mp.w[l*mp.m+mu]}
+			return c.unit(mu, buf[:])
+		}
+		for k := k0; k < k1; k++ {
+			if mp.w[k*mp.m+mu] == 0 {
+				continue
+			}
+			row := j[k*n : (k+1)*n]
+			if math.Abs(p.y[k]) > p.amax {
+				for l := k + 1; l < n; l++ {
+					if mp.w[l*mp.m+mu] != 0 {
+						row[l] += pair(k, l)
+					}
+				}
+				continue
+			}
+			for _, l := range p.large {
+				if l > k && mp.w[l*mp.m+mu] != 0 {
+					row[l] += pair(k, l)
 				}
 			}
 		}
@@ -344,6 +469,17 @@ func (mp *Mapper) pairUnit(c *unitCalc, p *unitPrep, mu, k0, k1 int, j []float64
 			}
 		}
 	}
+}
+
+// stepPair is a Step (or spin) unit's pair term log(1 + y_k y_l), or the
+// four-corner sum when 1 + y_k y_l is a small difference.
+func (mp *Mapper) stepPair(c *unitCalc, p *unitPrep, mu, k, l int) float64 {
+	x := p.y[k] * p.y[l]
+	if x > -0.5 {
+		return math.Log1p(x)
+	}
+	buf := [2]float64{mp.w[k*mp.m+mu], mp.w[l*mp.m+mu]}
+	return c.unit(mu, buf[:])
 }
 
 // binom returns the binomial coefficient C(n, k) for n ≤ 2·maxJet.
@@ -385,7 +521,9 @@ func (mp *Mapper) pairwiseProducts(ctx context.Context, preps []unitPrep, j []fl
 	pow := make([]float64, n*ms) // y^q
 	for c, mu := range units {
 		for k, y := range preps[mu].y {
-			pow[k*ms+c] = y
+			if math.Abs(y) <= preps[mu].amax { // p.large: elementwise pass
+				pow[k*ms+c] = y
+			}
 		}
 	}
 	base := append([]float64(nil), pow...)

@@ -60,3 +60,55 @@ func TestPairwiseMatchesTerm(t *testing.T) {
 		}
 	}
 }
+
+// TestPairwiseLargeSites: Step, spin and ReLU units with mostly small
+// weights and a few large ones (as in trained RBMs) keep the series or
+// factorisation for the small sites and pair the large ones elementwise
+// (ReLU: through the series around the large site's input); every coupling
+// equals Term's.
+func TestPairwiseLargeSites(t *testing.T) {
+	rng := rand.New(rand.NewPCG(9, 10))
+	shifted := 0 // ReLU large sites paired through the shifted series
+	for _, kind := range []string{"relu", "binary", "spin"} {
+		mixed := 0
+		for _, spinVis := range []bool{false, true} {
+			tm := randomModel(kind, 40, 6, rng, 0.05, 0.05, 3, spinVis)
+			mp := mustMapper(t, tm)
+			preps, err := mp.prepareUnits()
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, p := range preps {
+				if (p.mode == prepLowRank || p.mode == prepSeries) && len(p.large) > 0 {
+					mixed++
+				}
+				for _, c := range p.largeCoef {
+					if c != nil {
+						shifted++
+					}
+				}
+			}
+			j, err := mp.Pairwise(context.Background())
+			if err != nil {
+				t.Fatal(err)
+			}
+			for k := 0; k < tm.n; k++ {
+				for l := k + 1; l < tm.n; l++ {
+					want, err := mp.Term(k, l)
+					if err != nil {
+						t.Fatal(err)
+					}
+					if d := math.Abs(j.At(k, l) - want); !(d <= 1e-11*math.Abs(want)+1e-300) {
+						t.Errorf("%s spin=%v: J[%d][%d] = %.17g, Term %.17g (rel %.2g)", kind, spinVis, k, l, j.At(k, l), want, d/math.Abs(want))
+					}
+				}
+			}
+		}
+		if mixed == 0 {
+			t.Errorf("%s: no unit had both series and large sites", kind)
+		}
+	}
+	if shifted == 0 {
+		t.Error("no ReLU large site went through the shifted series")
+	}
+}
