@@ -127,3 +127,66 @@ func TestForChunks(t *testing.T) {
 		}
 	}
 }
+
+// TestPCDChainsSampleTheModel runs the trainer's PCD chains (the (v, h)
+// state, per-block streams, row-parallel sweeps) with a learning rate too
+// small to change the model and compares the frequencies of the chains'
+// visible states with the exact probabilities by enumeration: a wrong
+// conditional, a stale input or a shared stream would bias them.
+func TestPCDChainsSampleTheModel(t *testing.T) {
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(2))
+	m := rbm.New(rbm.Binary(4), rbm.Binary(3), rbm.Seed(12), rbm.WeightScale(1))
+	copy(m.Visible.Params()[0], []float64{0.5, -1, 0.2, 0})
+	copy(m.Hidden.Params()[0], []float64{-0.5, 0.3, 1})
+	states, err := allStates(m.Visible)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := m.FreeEnergy(states)
+	p := make([]float64, len(f))
+	tot := 0.0
+	for i, x := range f {
+		p[i] = math.Exp(-x)
+		tot += p[i]
+	}
+	set := &data.Set{X: states, Kind: data.KindBinary, Q: 1, Source: "states"}
+	tr := Trainer{Method: PCD, Chains: 64, Batch: 16, LR: 1e-300, Seed: 9, Monitor: Monitor{PLEvery: -1, ReconEvery: -1}}
+	r, err := tr.newRun(m, set)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.snapshot()
+	if err := r.prepare(); err != nil {
+		t.Fatal(err)
+	}
+	count := make([]float64, len(p))
+	n := 0
+	for epoch := 1; epoch <= 400; epoch++ {
+		it, _ := set.Minibatches(16, false, 0)
+		it.Next()
+		if _, err := r.update(context.Background(), it, epoch, 1, tr.LR); err != nil {
+			t.Fatal(err)
+		}
+		if epoch <= 20 {
+			continue // burn-in
+		}
+		v := r.smp.neg.v.f
+		for c := 0; c < 64; c++ {
+			s := 0
+			for i := 3; i >= 0; i-- {
+				s = 2*s + int(v[c*4+i])
+			}
+			count[s]++
+			n++
+		}
+	}
+	for s := range p {
+		want := p[s] / tot
+		got := count[s] / float64(n)
+		// Consecutive sweeps are correlated: allow for an effective sample
+		// size of n/4 (5 standard errors).
+		if sd := math.Sqrt(want * (1 - want) / (float64(n) / 4)); math.Abs(got-want) > 5*sd {
+			t.Errorf("state %d: chain frequency %.4f, exact probability %.4f (±%.4f)", s, got, want, sd)
+		}
+	}
+}
