@@ -60,12 +60,12 @@ func (wp *weightPass) init(r *run) {
 	*wp = weightPass{r: r, limit: weightLimit(r.t.MaxWeight, r.m), gn: make([]float64, blocks), bad: make([]int, blocks)}
 }
 
-// run performs the selected parts on every row: gemm computes the
-// gradient rows into r.dir.W and the phase means (sumColumns: visible
-// columns of the range and the matching share of the hidden ones); step backs W up, applies the L2/L1 penalties
-// to the direction and the optimiser step (none when the weights are
-// frozen); check scans the new weights and the direction and refreshes the
-// float32 shadow.
+// run performs the selected parts on every chunk of rows: gemm computes
+// the gradient rows into r.dir.W and the phase means (sumColumns: the
+// chunk's visible columns and the matching share of the hidden ones); step
+// backs W up, applies the L2/L1 penalties to the direction and the
+// optimiser step (none when the weights are frozen); check scans the new
+// weights and the direction and refreshes the float32 shadow.
 func (wp *weightPass) run(gemm, step, check bool) error {
 	r := wp.r
 	p := r.prod
