@@ -150,6 +150,7 @@ func (e *engine) descend(l int, known []rawState, h []float64) {
 	}
 	e.hidden(v, h)
 	dPrev := math.Inf(1)
+	nextPolish := 15
 	for it := 0; it < stateIterMax; it++ {
 		e.visible(h, v)
 		e.hidden(v, hn)
@@ -172,8 +173,12 @@ func (e *engine) descend(l int, known []rawState, h []float64) {
 		}
 		dPrev = d
 		// Slow linear convergence (near a transition): polish by Newton
-		// and accept a nearby stable fixed point.
-		if it%16 == 15 && d < 1e-3 {
+		// and accept a nearby stable fixed point. The attempts back off
+		// exponentially (sweeps 15, 31, 63, …): near a transition they keep
+		// failing while the iteration crawls, and each costs far more than
+		// a sweep.
+		if it >= nextPolish && d < 1e-3 {
+			nextPolish = 2*it + 1
 			copy(hp, h)
 			if r := e.polishState(hp); r < 1e-26 && hDist(hp, h) < 1e-2 && e.stateStable(hp) {
 				copy(h, hp)
