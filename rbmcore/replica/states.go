@@ -48,6 +48,7 @@ func (e *engine) mattis(known []rawState) []rawState {
 	k, c, nb := e.k, e.c, e.b
 	f, sig := e.cl.F, e.cl.Sigma
 	hs := make([]float64, k*nb) // the limit of each search
+	cp := e.couplings()
 	workers := min(mattisWorkers, k, runtime.GOMAXPROCS(0))
 	var wg sync.WaitGroup
 	for w := 1; w < workers; w++ {
@@ -55,12 +56,12 @@ func (e *engine) mattis(known []rawState) []rawState {
 		go func(w int) {
 			defer wg.Done()
 			for l := w; l < k; l += workers {
-				e.descend(l, known, hs[l*nb:(l+1)*nb])
+				e.descend(cp, l, known, hs[l*nb:(l+1)*nb])
 			}
 		}(w)
 	}
 	for l := 0; l < k; l += workers {
-		e.descend(l, known, hs[l*nb:(l+1)*nb])
+		e.descend(cp, l, known, hs[l*nb:(l+1)*nb])
 	}
 	wg.Wait()
 	var out []rawState
@@ -74,7 +75,7 @@ func (e *engine) mattis(known []rawState) []rawState {
 		if mx < stateZero {
 			continue
 		}
-		e.visible(h, v)
+		cp.visible(h, v)
 		// orient so that the overlap with the initial data point is ≥ 0
 		q := 0.0
 		for j := 0; j < c; j++ {
@@ -109,27 +110,47 @@ func (e *engine) mattis(known []rawState) []rawState {
 // mattisWorkers is the most goroutines a Mattis search uses.
 const mattisWorkers = 2
 
-// visible sets v ← tanh(α Σ_b φ_b u^b h_b).
-func (e *engine) visible(h, v []float64) {
+// couplings holds the weights in the layouts of the two half-sweeps of the
+// alternating iteration, both contiguous in the summed index: av[j·B+b] =
+// α φ_b u^b_j and fu[b·C+j] = f_j u^b_j.
+type couplings struct {
+	c, b   int
+	av, fu []float64
+}
+
+func (e *engine) couplings() *couplings {
 	c, nb := e.c, e.b
-	for j := 0; j < c; j++ {
-		a := 0.0
-		for b := 0; b < nb; b++ {
-			a += e.phi[b] * e.u[b*c+j] * h[b]
+	cp := &couplings{c: c, b: nb, av: make([]float64, c*nb), fu: make([]float64, nb*c)}
+	for b := 0; b < nb; b++ {
+		for j := 0; j < c; j++ {
+			cp.av[j*nb+b] = e.alpha * e.phi[b] * e.u[b*c+j]
+			cp.fu[b*c+j] = e.cl.F[j] * e.u[b*c+j]
 		}
-		v[j] = math.Tanh(e.alpha * a)
+	}
+	return cp
+}
+
+// visible sets v ← tanh(α Σ_b φ_b u^b h_b).
+func (cp *couplings) visible(h, v []float64) {
+	nb := cp.b
+	for j := range v {
+		row := cp.av[j*nb : (j+1)*nb]
+		a := 0.0
+		for b, x := range row {
+			a += x * h[b]
+		}
+		v[j] = math.Tanh(a)
 	}
 }
 
 // hidden sets h ← tanh(Σ_c f_c u^b_c v_c).
-func (e *engine) hidden(v, h []float64) {
-	c := e.c
-	f := e.cl.F
+func (cp *couplings) hidden(v, h []float64) {
+	c := cp.c
 	for b := range h {
-		ub := e.u[b*c : (b+1)*c]
+		row := cp.fu[b*c : (b+1)*c]
 		s := 0.0
-		for j, x := range v {
-			s += f[j] * ub[j] * x
+		for j, x := range row {
+			s += x * v[j]
 		}
 		h[b] = math.Tanh(s)
 	}
@@ -137,8 +158,9 @@ func (e *engine) hidden(v, h []float64) {
 
 // descend runs the alternating iteration from data point l and stores its
 // limit (hidden magnetisations, polished, or the known state it heads for)
-// in h. It only reads the engine, so searches may run concurrently.
-func (e *engine) descend(l int, known []rawState, h []float64) {
+// in h. It only reads the engine and cp (the couplings of the current
+// weights), so searches may run concurrently.
+func (e *engine) descend(cp *couplings, l int, known []rawState, h []float64) {
 	k, c, nb := e.k, e.c, e.b
 	sig := e.cl.Sigma
 	v := make([]float64, c)
@@ -148,12 +170,12 @@ func (e *engine) descend(l int, known []rawState, h []float64) {
 	for j := 0; j < c; j++ {
 		v[j] = sig[j*k+l]
 	}
-	e.hidden(v, h)
+	cp.hidden(v, h)
 	dPrev := math.Inf(1)
 	nextPolish := 15
 	for it := 0; it < stateIterMax; it++ {
-		e.visible(h, v)
-		e.hidden(v, hn)
+		cp.visible(h, v)
+		cp.hidden(v, hn)
 		d := 0.0
 		for b := range h {
 			step[b] = hn[b] - h[b]
