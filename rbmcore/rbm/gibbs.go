@@ -208,8 +208,8 @@ func (c *Chains) step(s half, r0, r1 int) error {
 // (Higham, Accuracy and Stability of Numerical Algorithms, §3.1); the
 // float64 product is within k·2⁻⁵³ of the same sum; float32 underflow adds
 // at most 2⁻¹²⁶ per conversion, product and sum (even where a BLAS kernel
-// flushes subnormals to zero), bounded here by 2⁻¹²⁴ per term; roundSlack covers the float64
-// roundings of the decision. In units of t = scale·(in + θ), the half-width
+// flushes subnormals to zero), bounded here by 2⁻¹²⁴ per term; roundSlack and tableSlack cover the
+// float64 roundings of the decision. In units of t = scale·(in + θ), the half-width
 // is max|x_r|·slope_µ + offset_µ.
 func (c *Chains) bound(s half, r0, r1 int, cert *certificate) bool {
 	k := float64(s.k)
@@ -229,7 +229,7 @@ func (c *Chains) bound(s half, r0, r1 int, cert *certificate) bool {
 	cert.slope, cert.offset = make([]float64, s.w), make([]float64, s.w)
 	for u, a := range s.abs {
 		cert.slope[u] = sc * (g*a + tiny)
-		cert.offset[u] = sc*(tiny*a+tiny+roundSlack*math.Abs(theta[u])) + roundSlack
+		cert.offset[u] = sc*(tiny*a+tiny+roundSlack*math.Abs(theta[u])) + roundSlack + tableSlack
 	}
 	// the states of a binary or spin source are at most 1 in magnitude
 	if _, unit := s.other.(sigmoidLayer); unit {

@@ -6,43 +6,58 @@ import (
 	"testing"
 )
 
-// TestBernoulliSigmoidExact: the table shortcut on 32 random bits k and 53
-// further bits x decides exactly like the direct comparison u < σ(t) of
-// the uniform u they make, including at grid points, outside the grid, at
-// infinities, and at the k next to σ(t)·2³² (where the further bits decide).
-func TestBernoulliSigmoidExact(t *testing.T) {
+// TestSampleSigmoidExact: every sample equals the direct comparison
+// u < σ(t) of the uniform u that the documented bit layout gives the unit
+// (10-bit field of the chunk's SplitMix64 words, further bits from
+// position extraBase + k), rebuilt here from the same seed, including at
+// cell logits, far outside them, at infinities and NaN; and units whose
+// σ(t) lies in their own cell (where the further bits decide) occur.
+func TestSampleSigmoidExact(t *testing.T) {
 	rng := rand.New(rand.NewPCG(1, 3))
-	ts := []float64{math.Inf(-1), -1e4, -40, -32, -31.9999, -3, -0.0625, 0, 1e-17, 0.0625, 5.03125, 31.99, 32, 40, 1e4, math.Inf(1), math.NaN()}
-	for i := 0; i < 200000; i++ {
-		ts = append(ts, (rng.Float64()-0.5)*80)
+	const n = 300 // two chunks per row
+	var ts []float64
+	for _, x := range []float64{math.Inf(-1), -1e4, -40, -6.93, 0, 1e-17, 5.03125, 40, 1e4, math.Inf(1), math.NaN()} {
+		ts = append(ts, x)
 	}
-	undecided := 0
-	for _, x := range ts {
-		s := sigmoid(x)
-		c := math.Floor(s * 0x1p32)
-		for _, kf := range []float64{0, c - 1, c, c + 1, math.Floor(rng.Float64() * 0x1p32), 0x1p32 - 1} {
-			if kf < 0 || kf >= 0x1p32 {
-				continue
-			}
-			k := uint64(kf)
-			for _, bits := range []uint64{0, rng.Uint64(), ^uint64(0)} {
-				got := bernoulliSigmoid(k, bits, x)
-				u := uniform(k, bits)
-				want := 0.0
-				if u < s {
-					want = 1
+	for c := 1; c < sigCells; c += 37 {
+		ts = append(ts, sigCell[c][0], math.Nextafter(sigCell[c][0], 0))
+	}
+	for len(ts) < 400*n {
+		ts = append(ts, (rng.Float64()-0.5)*30)
+	}
+	in := ts[:400*n]
+	for _, form := range []struct{ scale, lo, hi float64 }{{1, 0, 1}, {2, -1, 1}} {
+		theta := make([]float64, n)
+		out := make([]float64, len(in))
+		sampleSigmoid(rand.New(rand.NewPCG(7, 8)), theta, in, out, form.scale, form.lo, form.hi, nil)
+		seeds := rand.New(rand.NewPCG(7, 8))
+		inCell := 0
+		for r0 := 0; r0 < len(in); r0 += n {
+			for c0 := 0; c0 < n; c0 += sampleChunk {
+				seed := seeds.Uint64()
+				for k := 0; k < min(sampleChunk, n-c0); k++ {
+					word := splitmix(seed + uint64(k/6+1)*golden)
+					c := (word >> (10 * (k % 6))) & 1023
+					u := (float64(c) + float64(splitmix(seed+uint64(1<<32+k)*golden)>>11)*0x1p-53) / 1024
+					x := form.scale * in[r0+c0+k]
+					s := 1 / (1 + math.Exp(-x))
+					want := form.lo
+					if u < s {
+						want = form.hi
+					}
+					if got := out[r0+c0+k]; got != want && math.Abs(u-s) > 1e-15 {
+						t.Fatalf("%+v: t=%v: got %v, want %v (u=%v, σ=%v)", form, x, got, want, u, s)
+					}
+					if math.Floor(s*1024) == float64(c) {
+						inCell++
+					}
 				}
-				if got != want && math.Abs(u-s) > 2e-16 && !math.IsNaN(x) {
-					t.Fatalf("t=%v k=%v bits=%x: got %v, u=%v, σ=%v", x, k, bits, got, u, s)
-				}
-			}
-			if bernoulliSigmoid(k, 0, x) != bernoulliSigmoid(k, ^uint64(0), x) {
-				undecided++
 			}
 		}
-	}
-	if undecided == 0 {
-		t.Fatal("no case where the further bits decide: the straddling cells were never exercised")
+		if inCell == 0 {
+			t.Fatalf("%+v: no unit had σ(t) in its own cell: the undecided case was not exercised", form)
+		}
+		t.Logf("%+v: %d of %d units decided by their further bits", form, inCell, len(in))
 	}
 }
 
