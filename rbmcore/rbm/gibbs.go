@@ -170,7 +170,7 @@ func (c *Chains) step(s half, r0, r1 int) error {
 			s.f32, s.abs = false, nil
 		}
 	}
-	c.product(s, r0, r1)
+	in32 := c.product(s, r0, r1)
 	return eachBlock(r0, r1, c.rngs, func(b0, b1 int, rng *rand.Rand) error {
 		var kept []float64
 		for r := b0; r < b1; r++ {
@@ -186,7 +186,7 @@ func (c *Chains) step(s half, r0, r1 int) error {
 				bc.norm = bc.norm[b0-r0 : b1-r0]
 			}
 			bc.exact = func(r, u int) float64 { return c.exactInput(s, b0+r, u) }
-			sampleSigmoid(rng, theta, in, x, scale, lo, hi, &bc)
+			sampleSigmoid(rng, theta, in32[(b0-r0)*s.w:(b1-r0)*s.w], x, scale, lo, hi, &bc)
 			c.recomputed.Add(int64(bc.recomputed))
 		} else if err := s.l.Sample(rng, in, x, c.Beta); err != nil {
 			return err
@@ -273,41 +273,45 @@ func (c *Chains) exactInput(s half, r, u int) float64 {
 	return sum
 }
 
-// product sets the inputs of half s for rows [r0, r1): src·W (or src·Wᵀ)
-// in float64 or, with s.f32, through sgemm on the float32 copy of W made
-// by prepare, with the float32 operands in the buffers x32 and in32 (the
-// row ranges of concurrent calls do not overlap).
-func (c *Chains) product(s half, r0, r1 int) {
+// product computes the inputs of half s for rows [r0, r1): src·W (or
+// src·Wᵀ) in float64 into s.in or, with s.f32, through sgemm on the float32
+// copy of W made by prepare, with the float32 operands in the buffers x32
+// and in32 (the row ranges of concurrent calls do not overlap). A
+// certified half (s.abs set) samples from the float32 inputs, which are
+// returned; the others get them converted into s.in.
+func (c *Chains) product(s half, r0, r1 int) []float32 {
 	rows := r1 - r0
 	x, out := s.src[r0*s.k:r1*s.k], s.in[r0*s.w:r1*s.w]
 	w := c.Model.W.RawMatrix()
 	if !s.f32 {
 		gemm(x, rows, w, s.trans, out)
-		return
-	}
-	t := blas.NoTrans
-	if s.trans {
-		t = blas.Trans
-	}
-	if rows == 0 || s.w == 0 {
-		return
-	}
-	if s.k == 0 {
-		clear(out)
-		return
+		return nil
 	}
 	off := r0 * max(s.k, s.w)
 	x32, in32 := c.x32[off:off+len(x)], c.in32[off:off+len(out)]
-	for i, v := range x {
-		x32[i] = float32(v)
+	switch {
+	case rows == 0 || s.w == 0:
+	case s.k == 0:
+		clear(in32)
+	default:
+		for i, v := range x {
+			x32[i] = float32(v)
+		}
+		t := blas.NoTrans
+		if s.trans {
+			t = blas.Trans
+		}
+		blas32.Gemm(blas.NoTrans, t, 1,
+			blas32.General{Rows: rows, Cols: s.k, Stride: s.k, Data: x32},
+			blas32.General{Rows: w.Rows, Cols: w.Cols, Stride: w.Cols, Data: c.w32}, 0,
+			blas32.General{Rows: rows, Cols: s.w, Stride: s.w, Data: in32})
 	}
-	blas32.Gemm(blas.NoTrans, t, 1,
-		blas32.General{Rows: rows, Cols: s.k, Stride: s.k, Data: x32},
-		blas32.General{Rows: w.Rows, Cols: w.Cols, Stride: w.Cols, Data: c.w32}, 0,
-		blas32.General{Rows: rows, Cols: s.w, Stride: s.w, Data: in32})
-	for i, v := range in32 {
-		out[i] = float64(v)
+	if s.abs == nil {
+		for i, v := range in32 {
+			out[i] = float64(v)
+		}
 	}
+	return in32
 }
 
 // prepare returns the two halves of a sweep with their precision, making

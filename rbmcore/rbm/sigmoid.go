@@ -107,7 +107,8 @@ var exactSlack = func() (h [sampleChunk]float64) {
 const sampleChunk = 256
 
 // sampleSigmoid sets out[k] = lo + (hi-lo)·Bernoulli(σ(scale·(in[k] +
-// theta[k mod n]))) for the rows of in (n = len(theta)), in chunks of up to
+// theta[k mod n]))) for the rows of in (n = len(theta); float32 inputs come
+// from certified float32 products), in chunks of up to
 // sampleChunk units of a row. A chunk draws one 64-bit seed s from rng;
 // its random bits are the SplitMix64 sequence from s (Steele, Lea & Flood
 // 2014; it passes BigCrush): word j is splitmix(s + (j+1)·golden), unit k
@@ -119,7 +120,7 @@ const sampleChunk = 256
 // interval) the samples are those of the exact inputs with the same seed.
 // Chunks start at independent random points of the 2⁶⁴-periodic sequence
 // and use < 2³³ positions, so they overlap with negligible probability.
-func sampleSigmoid(rng *rand.Rand, theta, in, out []float64, scale, lo, hi float64, cert *certificate) {
+func sampleSigmoid[F float32 | float64](rng *rand.Rand, theta []float64, in []F, out []float64, scale, lo, hi float64, cert *certificate) {
 	n := len(theta)
 	var pend [sampleChunk]int32 // chunk indices of the undecided units
 	var scaled [sampleChunk]float64
@@ -145,7 +146,7 @@ func sampleSigmoid(rng *rand.Rand, theta, in, out []float64, scale, lo, hi float
 				k := int(k32)
 				c := (splitmix(seed+uint64(k/sigPerWord+1)*golden) >> (sigBits * (k % sigPerWord))) & (sigCells - 1)
 				u := uniform(c, splitmix(seed+uint64(extraBase+k)*golden))
-				t := scale * (x[k] + th[k])
+				t := scale * (float64(x[k]) + th[k])
 				var d float64
 				switch {
 				case cert == nil:
@@ -170,7 +171,7 @@ func sampleSigmoid(rng *rand.Rand, theta, in, out []float64, scale, lo, hi float
 // returning their count. The decision, a coin flip for the branch
 // predictor, selects the bits of lo or hi without a branch; the branch
 // left (undecided) is taken with probability ~1/1024.
-func decideSigmoid(x, th, o, half []float64, seed uint64, scale, lo, hi float64, pend *[sampleChunk]int32) int {
+func decideSigmoid[F float32 | float64](x []F, th, o, half []float64, seed uint64, scale, lo, hi float64, pend *[sampleChunk]int32) int {
 	np := 0
 	loBits := math.Float64bits(lo)
 	flip := loBits ^ math.Float64bits(hi)
@@ -182,7 +183,7 @@ func decideSigmoid(x, th, o, half []float64, seed uint64, scale, lo, hi float64,
 		for k := k0; k < min(k0+sigPerWord, n); k++ {
 			cell := &sigCell[w&(sigCells-1)]
 			w >>= sigBits
-			t := scale * (x[k] + th[k])
+			t := scale * (float64(x[k]) + th[k])
 			h := half[k]
 			var d, lower uint64
 			if t-h >= cell[1] {
