@@ -344,3 +344,62 @@ func checkMattis(t *testing.T, s *Solution) {
 		}
 	}
 }
+
+// stateStable (a Cholesky test of (1−1e-9)I − S) agrees with the top
+// eigenvalue of the symmetrised Jacobian S of the alternating iteration,
+// computed here with an eigen-decomposition, on random weights and states
+// scaled to straddle the threshold.
+func TestStateStableEigen(t *testing.T) {
+	cl := mustClasses(t, fig4)
+	rng := rand.New(rand.NewPCG(21, 22))
+	p := Problem{Classes: cl, Alpha: 0.8, Gamma: 0.05}
+	nb, c := 4, len(cl.F)
+	stable, unstable := 0, 0
+	for trial := 0; trial < 400; trial++ {
+		phi := []float64{0.1 + rng.Float64(), 0.1 + rng.Float64(), 0.1 + rng.Float64(), 0.1 + rng.Float64()}
+		e := newEngine(&p, phi)
+		scale := 0.5 + 3*rng.Float64()
+		for i := range e.u {
+			e.u[i] = scale * rng.NormFloat64()
+		}
+		h := make([]float64, nb)
+		for b := range h {
+			h[b] = math.Tanh(2 * rng.NormFloat64())
+		}
+		s := mat.NewSymDense(nb, nil)
+		for b := 0; b < nb; b++ {
+			for b2 := b; b2 < nb; b2++ {
+				m := 0.0
+				for j := 0; j < c; j++ {
+					a := 0.0
+					for q := 0; q < nb; q++ {
+						a += phi[q] * e.u[q*c+j] * h[q]
+					}
+					v := math.Tanh(0.8 * a)
+					m += cl.F[j] * e.u[b*c+j] * (1 - v*v) * e.u[b2*c+j]
+				}
+				s.SetSym(b, b2, 0.8*m*math.Sqrt(phi[b]*(1-h[b]*h[b])*phi[b2]*(1-h[b2]*h[b2])))
+			}
+		}
+		var es mat.EigenSym
+		if !es.Factorize(s, false) {
+			t.Fatal("eigen-decomposition failed")
+		}
+		vals := es.Values(nil)
+		want := vals[nb-1] < 1-1e-9
+		if math.Abs(vals[nb-1]-1) < 1e-6 {
+			continue // too close to call
+		}
+		if got := e.stateStable(h); got != want {
+			t.Fatalf("trial %d: stateStable = %v, top eigenvalue %g", trial, got, vals[nb-1])
+		}
+		if want {
+			stable++
+		} else {
+			unstable++
+		}
+	}
+	if stable < 20 || unstable < 20 {
+		t.Fatalf("%d stable and %d unstable cases: the test does not straddle the threshold", stable, unstable)
+	}
+}

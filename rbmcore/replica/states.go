@@ -5,8 +5,6 @@ import (
 	"runtime"
 	"sync"
 
-	"gonum.org/v1/gonum/mat"
-
 	"gonum.org/v1/gonum/blas"
 	"gonum.org/v1/gonum/blas/blas64"
 	"gonum.org/v1/gonum/lapack/lapack64"
@@ -371,32 +369,52 @@ func (e *engine) stateStable(h []float64) bool {
 	for b := 0; b < nb; b++ {
 		d1[b] = 1 - h[b]*h[b] // h = tanh(s) at the fixed point
 	}
-	sym := mat.NewSymDense(nb, nil)
+	// The top eigenvalue of the symmetric positive semi-definite S is below
+	// 1 − 1e-9 exactly when (1 − 1e-9)I − S is positive definite: a
+	// Cholesky factorisation (lower triangle, in place) that meets no
+	// non-positive pivot.
+	a := make([]float64, nb*nb)
 	for b := 0; b < nb; b++ {
-		for b2 := b; b2 < nb; b2++ {
+		for b2 := 0; b2 <= b; b2++ {
 			m := 0.0
 			for j := 0; j < c; j++ {
 				m += f[j] * e.u[b*c+j] * dv[j] * e.u[b2*c+j]
 			}
-			m *= e.alpha * math.Sqrt(e.phi[b]*d1[b]*e.phi[b2]*d1[b2])
-			sym.SetSym(b, b2, m)
+			m *= -e.alpha * math.Sqrt(e.phi[b]*d1[b]*e.phi[b2]*d1[b2])
+			if b == b2 {
+				m += 1 - 1e-9
+			}
+			a[b*nb+b2] = m
 		}
 	}
-	var es mat.EigenSym
-	if !es.Factorize(sym, false) {
-		return false
+	for j := 0; j < nb; j++ {
+		d := a[j*nb+j]
+		for q := 0; q < j; q++ {
+			d -= a[j*nb+q] * a[j*nb+q]
+		}
+		if !(d > 0) {
+			return false
+		}
+		d = math.Sqrt(d)
+		a[j*nb+j] = d
+		for i := j + 1; i < nb; i++ {
+			x := a[i*nb+j]
+			for q := 0; q < j; q++ {
+				x -= a[i*nb+q] * a[j*nb+q]
+			}
+			a[i*nb+j] = x / d
+		}
 	}
-	vals := es.Values(nil)
-	return vals[len(vals)-1] < 1-1e-9
+	return true
 }
 
 // stableStates returns the solved states that are still stable free-energy
 // minima (hysteresis: a state continued from the previous γ persists while
 // it is one, even when no Mattis initialisation reaches it any more), and
-// whether all solved states are.
+// whether all solved states are. It reads the visible magnetisations of the
+// last eval, which must be at the current z (as after a converged newton).
 func (e *engine) stableStates() ([]rawState, bool) {
-	e.eval()
-	h := e.hOf()
+	h := e.hOf() // e.v is that of the last eval, at the current z
 	var out []rawState
 	all := true
 	for w := 0; w < e.om; w++ {
