@@ -77,6 +77,19 @@ REQUIRED_PASS = {
         "Fig. 12: PCA",
         "Fig. 12: FastICA",
     ],
+    "interaction-mapping.ipynb": [
+        "Fig. 2 three-body Exp RBM",
+        "Fig. 3 Linear",
+        "Fig. 4 Exponential",
+    ],
+    "replica-hierarchical.ipynb": [
+        "Fig. 2 sibling / cousin overlap",
+        "Fig. 4A second transition, ½/½ branch",
+        "L/N at γ = 0.1",
+        "over-regularised threshold λ_max/K",
+        "Fig. 4B–D weights → Kosko",
+        "finite-size gap",
+    ],
 }
 
 NUMBER = re.compile(r"[-+−]?\d+(?:\.\d+)?(?:[eE][-+]?\d+)?")
