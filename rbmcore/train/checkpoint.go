@@ -72,9 +72,10 @@ func (r *run) saveCheckpoint(path string) error {
 // state, persistent chains, centring offsets, random state and history, and
 // trains up to t.Epochs (which may be larger than in the original run).
 // t should otherwise be the configuration of the original run; t.Init is
-// ignored. The chains' own random streams restart from the seed, so a
-// resumed run is statistically, not bitwise, identical to an uninterrupted
-// one.
+// ignored. CD and PCD save their chains' random streams, so with the same
+// BLAS backend and core count a resumed run continues bitwise like an
+// uninterrupted one; parallel tempering's replicas restart their streams
+// from the seed (statistically, not bitwise, identical).
 func (t *Trainer) Resume(ctx context.Context, path string, m *rbm.RBM, set *data.Set) (*History, error) {
 	ctx = rbm.ContextOrDefault(ctx)
 	raw, err := os.ReadFile(path)
