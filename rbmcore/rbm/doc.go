@@ -48,7 +48,9 @@
 // a progress callback; Beta sets the inverse temperature; ClampVisible and
 // ClampHidden fix units); NewTempering runs parallel tempering over a β
 // ladder with swap statistics. Random streams belong to fixed blocks of 4
-// chains, so results depend only on the seed, not on the number of cores.
+// chains, so results depend only on the seed, not on the number of cores
+// (bitwise for binary and spin layers; see Chains for continuous layers
+// with OpenBLAS).
 // A sweep splits the chains into one range per core, and each range runs
 // its own two matrix products and samplings. For binary and spin layers the
 // products are single precision by default, with the samples certified

@@ -25,7 +25,12 @@ import (
 // Units whose Clamp entry is true keep their current value (set them in V or
 // H before running): this samples the conditional distribution of the other
 // units. The random streams are fixed per block of 4 chains, so a run is
-// reproducible from the seed on any machine.
+// reproducible from the seed whatever the number of cores: bitwise for
+// binary and spin layers (their samples are certified against float64
+// products) and, with the pure-Go BLAS, for every layer. OpenBLAS may round
+// the float64 products of a row differently for different row splits
+// (core counts), so continuous layers then agree to rounding only, and
+// their chains drift apart over many sweeps.
 type Chains struct {
 	Model *RBM
 	// V and H are the current states, B×Width(Visible) and B×Width(Hidden).
