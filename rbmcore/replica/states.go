@@ -129,28 +129,21 @@ func (e *engine) couplings() *couplings {
 }
 
 // visible sets v ← tanh(α Σ_b φ_b u^b h_b).
-func (cp *couplings) visible(h, v []float64) {
-	nb := cp.b
-	for j := range v {
-		row := cp.av[j*nb : (j+1)*nb]
-		a := 0.0
-		for b, x := range row {
-			a += x * h[b]
-		}
-		v[j] = math.Tanh(a)
-	}
-}
+func (cp *couplings) visible(h, v []float64) { tanhRows(cp.av, h, v) }
 
 // hidden sets h ← tanh(Σ_c f_c u^b_c v_c).
-func (cp *couplings) hidden(v, h []float64) {
-	c := cp.c
-	for b := range h {
-		row := cp.fu[b*c : (b+1)*c]
+func (cp *couplings) hidden(v, h []float64) { tanhRows(cp.fu, v, h) }
+
+// tanhRows sets out[i] = tanh(Σ_j m[i][j] x[j]) for the row-major matrix m
+// of len(out) rows and len(x) columns.
+func tanhRows(m, x, out []float64) {
+	n := len(x)
+	for i := range out {
 		s := 0.0
-		for j, x := range row {
-			s += x * v[j]
+		for j, mij := range m[i*n : (i+1)*n] {
+			s += mij * x[j]
 		}
-		h[b] = math.Tanh(s)
+		out[i] = math.Tanh(s)
 	}
 }
 
