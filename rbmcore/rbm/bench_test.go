@@ -49,13 +49,20 @@ func BenchmarkGemmSweepShapes(b *testing.B) {
 		v[i] = float64(i % 2)
 	}
 	w := m.W.RawMatrix()
-	b.ResetTimer()
-	cpu0 := cpuSeconds()
-	for i := 0; i < b.N; i++ {
+	timeProducts(b, func() {
 		blas64.Gemm(blas.NoTrans, blas.NoTrans, 1, blas64.General{Rows: benchB, Cols: benchN, Stride: benchN, Data: v}, w, 0,
 			blas64.General{Rows: benchB, Cols: benchM, Stride: benchM, Data: h})
 		blas64.Gemm(blas.NoTrans, blas.Trans, 1, blas64.General{Rows: benchB, Cols: benchM, Stride: benchM, Data: h}, w, 0,
 			blas64.General{Rows: benchB, Cols: benchN, Stride: benchN, Data: out})
+	})
+}
+
+// timeProducts times b.N calls of pair (the two products of a sweep).
+func timeProducts(b *testing.B, pair func()) {
+	b.ResetTimer()
+	cpu0 := cpuSeconds()
+	for i := 0; i < b.N; i++ {
+		pair()
 	}
 	reportSweep(b, cpu0)
 }
@@ -93,13 +100,10 @@ func BenchmarkSgemmSweepShapes(b *testing.B) {
 		v[i] = float32(i % 2)
 	}
 	wg := blas32.General{Rows: benchN, Cols: benchM, Stride: benchM, Data: w}
-	b.ResetTimer()
-	cpu0 := cpuSeconds()
-	for i := 0; i < b.N; i++ {
+	timeProducts(b, func() {
 		blas32.Gemm(blas.NoTrans, blas.NoTrans, 1, blas32.General{Rows: benchB, Cols: benchN, Stride: benchN, Data: v}, wg, 0,
 			blas32.General{Rows: benchB, Cols: benchM, Stride: benchM, Data: h})
 		blas32.Gemm(blas.NoTrans, blas.Trans, 1, blas32.General{Rows: benchB, Cols: benchM, Stride: benchM, Data: h}, wg, 0,
 			blas32.General{Rows: benchB, Cols: benchN, Stride: benchN, Data: out})
-	}
-	reportSweep(b, cpu0)
+	})
 }
