@@ -144,9 +144,13 @@ type half struct {
 	k     int
 	trans bool
 	in    []float64
-	other Layer     // the layer of src
-	f32   bool      // products in float32
-	abs   []float64 // with a sigmoid layer and f32: Σ_i |w| of each unit's input (certified sampling)
+	other Layer // the layer of src
+	f32   bool  // products in float32
+	// cert, for a sigmoid layer with f32 products, holds the per-unit
+	// bounds of certified sampling (norm, exact and the count are set per
+	// block); maxAbs is the largest Σ_i |w| of a unit's input.
+	cert   *certificate
+	maxAbs float64
 }
 
 // halves returns the hidden (h | v) and visible (v | h) halves of a sweep.
@@ -169,10 +173,12 @@ func (c *Chains) halves() (hid, vis half, err error) {
 // sampling block by block (each block with its own stream), keeping the
 // clamped columns.
 func (c *Chains) step(s half, r0, r1 int) error {
-	var cert certificate
-	if s.abs != nil {
-		if !c.bound(s, r0, r1, &cert) { // too large for float32
-			s.f32, s.abs = false, nil
+	var norm []float64
+	if s.cert != nil {
+		if _, unit := s.other.(sigmoidLayer); !unit {
+			if norm = c.rowNorms(s, r0, r1); norm == nil { // too large for float32
+				s.f32, s.cert = false, nil
+			}
 		}
 	}
 	in32 := c.product(s, r0, r1)
@@ -184,11 +190,11 @@ func (c *Chains) step(s half, r0, r1 int) error {
 			}
 		}
 		in, x := s.in[b0*s.w:b1*s.w], s.x[b0*s.w:b1*s.w]
-		if s.abs != nil {
+		if s.cert != nil {
 			theta, scale, lo, hi := s.l.(sigmoidLayer).sigmoidForm(c.Beta)
-			bc := cert
-			if bc.norm != nil {
-				bc.norm = bc.norm[b0-r0 : b1-r0]
+			bc := *s.cert
+			if norm != nil {
+				bc.norm = norm[b0-r0 : b1-r0]
 			}
 			bc.exact = func(r, u int) float64 { return c.exactInput(s, b0+r, u) }
 			sampleSigmoid(rng, theta, in32[(b0-r0)*s.w:(b1-r0)*s.w], x, scale, lo, hi, &bc)
@@ -205,60 +211,66 @@ func (c *Chains) step(s half, r0, r1 int) error {
 	})
 }
 
-// bound sets the bounds of cert for rows [r0, r1) of half s (a sigmoid
-// layer), or reports false when the values are too large for float32 (the
-// half then runs in float64). With k terms and unit roundoff u = 2⁻²⁴,
+// certify sets the per-unit bounds of half s (a sigmoid layer whose
+// products run in float32, with abs[u] = Σ_i |w| over unit u's inputs), or
+// leaves s.cert nil when the values are too large for float32 (the half
+// then runs in float64). With k terms and unit roundoff u = 2⁻²⁴,
 // converting x and w and the k-term dot product cost at most
 // γ_{k+2}·Σ_i|x_i w_iµ| ≤ γ_{k+2}·max|x|·Σ_i|w_iµ|, γ_n = nu/(1-nu)
 // (Higham, Accuracy and Stability of Numerical Algorithms, §3.1); the
 // float64 product is within k·2⁻⁵³ of the same sum; float32 underflow adds
 // at most 2⁻¹²⁶ per conversion, product and sum (even where a BLAS kernel
-// flushes subnormals to zero), bounded here by 2⁻¹²⁴ per term; roundSlack and tableSlack cover the
-// float64 roundings of the decision. In units of t = scale·(in + θ), the half-width
-// is max|x_r|·slope_µ + offset_µ.
-func (c *Chains) bound(s half, r0, r1 int, cert *certificate) bool {
+// flushes subnormals to zero), bounded here by 2⁻¹²⁴ per term; roundSlack
+// and tableSlack cover the float64 roundings of the decision. In units of
+// t = scale·(in + θ), the half-width is max|x_r|·slope_µ + offset_µ; for a
+// binary or spin source max|x_r| ≤ 1 is folded into offset.
+func (c *Chains) certify(s *half, abs []float64) {
+	s.maxAbs = 0
+	for _, a := range abs {
+		if a > s.maxAbs {
+			s.maxAbs = a
+		}
+	}
+	if !(c.maxW < 0x1p100) || !(s.maxAbs < 0x1p100) {
+		s.f32 = false
+		return
+	}
 	k := float64(s.k)
 	g := (k+2)*0x1p-24/(1-(k+2)*0x1p-24) + k*0x1p-52 + roundSlack
 	tiny := k * 0x1p-124
-	maxAbs := 0.0
-	for _, a := range s.abs {
-		if a > maxAbs {
-			maxAbs = a
-		}
-	}
-	if !(c.maxW < 0x1p100) || !(maxAbs < 0x1p100) {
-		return false
-	}
 	theta, scale, _, _ := s.l.(sigmoidLayer).sigmoidForm(c.Beta)
 	sc := math.Abs(scale)
-	cert.slope, cert.offset = make([]float64, s.w), make([]float64, s.w)
-	for u, a := range s.abs {
+	_, unit := s.other.(sigmoidLayer)
+	cert := &certificate{slope: make([]float64, s.w), offset: make([]float64, s.w)}
+	for u, a := range abs {
 		cert.slope[u] = sc * (g*a + tiny)
 		cert.offset[u] = sc*(tiny*a+tiny+roundSlack*math.Abs(theta[u])) + roundSlack + tableSlack
-	}
-	// the states of a binary or spin source are at most 1 in magnitude
-	if _, unit := s.other.(sigmoidLayer); unit {
-		for u := range cert.offset {
+		if unit {
 			cert.offset[u] += cert.slope[u]
 		}
-		return true
 	}
-	cert.norm = make([]float64, r1-r0)
+	s.cert = cert
+}
+
+// rowNorms returns max|x_r| for the source rows [r0, r1) of half s, or nil
+// when a row holds NaN or is too large for float32 products.
+func (c *Chains) rowNorms(s half, r0, r1 int) []float64 {
+	norm := make([]float64, r1-r0)
 	for r := r0; r < r1; r++ {
 		xm := 0.0
 		for _, x := range s.src[r*s.k : (r+1)*s.k] {
 			if a := math.Abs(x); a > xm {
 				xm = a
 			} else if a != a { // NaN: leave it to float64
-				return false
+				return nil
 			}
 		}
-		if !(xm*maxAbs < 0x1p100) {
-			return false
+		if !(xm*s.maxAbs < 0x1p100) {
+			return nil
 		}
-		cert.norm[r-r0] = xm
+		norm[r-r0] = xm
 	}
-	return true
+	return norm
 }
 
 // exactInput returns the float64 input of unit u in row r of half s.
@@ -282,7 +294,7 @@ func (c *Chains) exactInput(s half, r, u int) float64 {
 // src·Wᵀ) in float64 into s.in or, with s.f32, through sgemm on the float32
 // copy of W made by prepare, with the float32 operands in the buffers x32
 // and in32 (the row ranges of concurrent calls do not overlap). A
-// certified half (s.abs set) samples from the float32 inputs, which are
+// certified half (s.cert set) samples from the float32 inputs, which are
 // returned; the others get them converted into s.in.
 func (c *Chains) product(s half, r0, r1 int) []float32 {
 	rows := r1 - r0
@@ -311,7 +323,7 @@ func (c *Chains) product(s half, r0, r1 int) []float32 {
 			blas32.General{Rows: w.Rows, Cols: w.Cols, Stride: w.Cols, Data: c.w32}, 0,
 			blas32.General{Rows: rows, Cols: s.w, Stride: s.w, Data: in32})
 	}
-	if s.abs == nil {
+	if s.cert == nil {
 		for i, v := range in32 {
 			out[i] = float64(v)
 		}
@@ -355,7 +367,7 @@ func (c *Chains) prepare() (hid, vis half, err error) {
 	}
 	for i, s := range []*half{&hid, &vis} {
 		if _, sig := s.l.(sigmoidLayer); sig && s.f32 {
-			s.abs = c.absIn[i]
+			c.certify(s, c.absIn[i])
 		}
 	}
 	return hid, vis, nil
