@@ -145,11 +145,7 @@ func TestSmallWeightConvergence(t *testing.T) {
 			for _, sites := range [][]int{{0, 1}, {1, 2, 4}, {0, 1, 2, 3}, {0, 1, 2, 3, 4}} {
 				var prev float64
 				for i, eps := range []float64{1e-2, 1e-3} {
-					scaled := tm
-					scaled.w = make([]float64, len(tm.w))
-					for j, x := range tm.w {
-						scaled.w[j] = eps * x
-					}
+					scaled := tm.scaled(eps)
 					mp := mustMapper(t, scaled)
 					exact, err := mp.Term(sites...)
 					if err != nil {
@@ -209,12 +205,7 @@ func TestSmallWeightConvergenceGeneric(t *testing.T) {
 		tm := randomModel("drelu", 4, 1, rng, 1, 0, 1.5, false)
 		var errs []float64
 		for _, eps := range []float64{1e-2, 1e-3} {
-			scaled := tm
-			scaled.w = make([]float64, len(tm.w))
-			for j, x := range tm.w {
-				scaled.w[j] = eps * x
-			}
-			mp := mustMapper(t, scaled)
+			mp := mustMapper(t, tm.scaled(eps))
 			exact, err := mp.Term(0, 1)
 			if err != nil {
 				t.Fatal(err)
@@ -229,4 +220,14 @@ func TestSmallWeightConvergenceGeneric(t *testing.T) {
 			t.Errorf("dReLU trial %d: Eq. 19 error %.3g at ε = 1e-2, %.3g at 1e-3: ratio %.3g, want ≈ 1000 (third order)", trial, errs[0], errs[1], r)
 		}
 	}
+}
+
+// scaled returns a copy of tm with every weight multiplied by eps.
+func (tm testModel) scaled(eps float64) testModel {
+	out := tm
+	out.w = make([]float64, len(tm.w))
+	for j, x := range tm.w {
+		out.w[j] = eps * x
+	}
+	return out
 }
