@@ -8,6 +8,7 @@ import (
 
 	"gonum.org/v1/gonum/mat"
 
+	"github.com/harmonium-rbm/harmonium/rbmcore/internal/workers"
 	"github.com/harmonium-rbm/harmonium/rbmcore/rbm"
 )
 
@@ -48,7 +49,7 @@ type paddedPCG struct {
 }
 
 // sampler provides the model phase of an update. CD and PCD run their
-// block-Gibbs sweeps here, row-parallel (sweepRows), with one random
+// block-Gibbs sweeps here (sweep), with one random
 // stream per block of blockRows chains; PT uses rbm.Tempering and Exact
 // the exact model average.
 type sampler struct {
@@ -59,7 +60,7 @@ type sampler struct {
 	// visible states, their hidden inputs and means (the statistics), h the
 	// hidden states and vin the visible inputs. PCD's chain state is the
 	// pair (v, h), h drawn given v after the previous update's last
-	// half-sweep; see sweepRows.
+	// half-sweep; see sweep.
 	neg    *phase
 	h, vin *buf
 	pcgs   []*paddedPCG
@@ -131,7 +132,10 @@ func (s *sampler) startChains() error {
 	if err != nil {
 		return fmt.Errorf("initial chain states: %w", err)
 	}
-	s.p.mul(s.neg.v, 0, rows, false, s.neg.in)
+	s.neg.v.sync32(0, rows)
+	if err := s.p.allHiddenInputs(s.neg.v, rows, s.neg.in); err != nil {
+		return fmt.Errorf("initial chain states: %w", err)
+	}
 	if err := s.sampleHidden(s.neg.in, 0, rows); err != nil {
 		return fmt.Errorf("initial chain states: %w", err)
 	}
@@ -159,9 +163,11 @@ func (s *sampler) sampleHidden(in *buf, r0, r1 int) error {
 	})
 }
 
-// sweepRows advances chains [r0, r1) by k block-Gibbs sweeps and sets their
-// hidden inputs and means (the model statistics); it is one worker's share
-// of an update, with single-threaded products.
+// sweep advances the chains by k block-Gibbs sweeps and sets their hidden
+// inputs and means (the model statistics) and those of the minibatch pos,
+// whose rows (pos.rows of them, float32 shadow current) must be loaded;
+// all is the stacked buffer of pos and the chains (pos first, see
+// run.prepare).
 //
 // A sweep samples v | h, then h | v. The hidden inputs v·W of the last
 // half-sweep serve both the statistics ⟨h|v⟩ and the draw of h, so an
@@ -173,38 +179,69 @@ func (s *sampler) sampleHidden(in *buf, r0, r1 int) error {
 // statistics for the next update's h | v instead would draw h with the
 // weights before the update.
 //
-// CD starts from the minibatch pos (rows [r0, r1) of pos.v, pos.in already
-// computed) and draws h from its inputs; PCD starts from the persistent
-// (v, h). ctx is checked before each sweep, when (v, h) are consistent.
-func (s *sampler) sweepRows(ctx context.Context, r0, r1, k int, pos *phase) error {
+// CD starts from the minibatch (its inputs computed first) and draws h from
+// them; PCD starts from the persistent (v, h), and its first product v·W
+// covers the minibatch and the chains at once. The sampling and the
+// product h·Wᵀ run on row ranges of the chains, the products v·W on
+// column ranges of W (products.hiddenInputs), with a barrier between. ctx
+// is checked before each sweep, when (v, h) are consistent.
+func (s *sampler) sweep(ctx context.Context, k int, pos, all *phase) error {
 	m, neg := s.m, s.neg
-	if s.method == CD {
-		copy(neg.v.rows(r0, r1), pos.v.rows(r0, r1))
-		if err := s.sampleHidden(pos.in, r0, r1); err != nil {
+	rows, cd := neg.rows, s.method == CD
+	if cd {
+		if err := s.p.allHiddenInputs(pos.v, pos.rows, pos.in); err != nil {
 			return err
 		}
 	}
 	for step := 0; step < k; step++ {
-		if err := ctx.Err(); err != nil {
-			return err
-		}
-		s.p.mul(s.h, r0, r1, true, s.vin)
-		if err := s.eachBlock(r0, r1, func(b0, b1 int, rng *rand.Rand) error {
-			if err := m.Visible.Sample(rng, s.vin.rows(b0, b1), neg.v.rows(b0, b1), 1); err != nil {
-				return fmt.Errorf("sampling the visible layer: %w", err)
+		err := workers.ForRanges(rows, blockRows, func(r0, r1 int) error {
+			if step == 0 && cd {
+				copy(neg.v.rows(r0, r1), pos.v.rows(r0, r1))
+				if err := s.sampleHidden(pos.in, r0, r1); err != nil {
+					return err
+				}
 			}
-			return nil
-		}); err != nil {
-			return err
-		}
-		s.p.mul(neg.v, r0, r1, false, neg.in)
-		if step < k-1 || s.method == PCD {
-			if err := s.sampleHidden(neg.in, r0, r1); err != nil {
+			if err := ctx.Err(); err != nil {
 				return err
 			}
+			s.p.visibleInputs(s.h, r0, r1, s.vin)
+			err := s.eachBlock(r0, r1, func(b0, b1 int, rng *rand.Rand) error {
+				if err := m.Visible.Sample(rng, s.vin.rows(b0, b1), neg.v.rows(b0, b1), 1); err != nil {
+					return fmt.Errorf("sampling the visible layer: %w", err)
+				}
+				return nil
+			})
+			neg.v.sync32(r0, r1)
+			return err
+		})
+		if err != nil {
+			return err
+		}
+		if step == 0 && !cd {
+			err = s.p.allHiddenInputs(all.v, all.capacity(), all.in)
+		} else {
+			err = s.p.allHiddenInputs(neg.v, rows, neg.in)
+		}
+		if err != nil {
+			return err
+		}
+		last := step == k-1
+		err = workers.ForRanges(rows, blockRows, func(r0, r1 int) error {
+			if !last || !cd {
+				if err := s.sampleHidden(neg.in, r0, r1); err != nil {
+					return err
+				}
+			}
+			if last {
+				neg.means(m.Hidden, r0, r1)
+				pos.means(m.Hidden, r0*pos.rows/rows, r1*pos.rows/rows)
+			}
+			return nil
+		})
+		if err != nil {
+			return err
 		}
 	}
-	neg.means(m.Hidden, r0, r1)
 	return nil
 }
 
@@ -270,7 +307,7 @@ func allStates(l rbm.Layer) (*mat.Dense, error) {
 }
 
 // modelPhase sets the model phase s.neg for PT and Exact (CD and PCD
-// run sweepRows on the workers instead).
+// run sweep instead).
 func (s *sampler) modelPhase(ctx context.Context, k int) error {
 	switch s.method {
 	case PT:
@@ -279,7 +316,7 @@ func (s *sampler) modelPhase(ctx context.Context, k int) error {
 		}
 		top := s.pt.Replicas[len(s.pt.Replicas)-1]
 		copy(s.neg.v.f, top.V.RawMatrix().Data)
-		s.neg.fill(s.p)
+		return s.neg.fill(s.p)
 	case Exact:
 		f := s.m.FreeEnergy(s.states)
 		if s.weights == nil {
@@ -298,7 +335,7 @@ func (s *sampler) modelPhase(ctx context.Context, k int) error {
 		for i := range s.weights {
 			s.weights[i] /= tot
 		}
-		s.neg.fill(s.p)
+		return s.neg.fill(s.p)
 	}
 	return nil
 }

@@ -137,11 +137,15 @@ func (ph *phase) term() term {
 	return term{v: ph.v, h: ph.hw, rows: ph.capacity()}
 }
 
-// fill computes the whole phase's inputs and means in the calling
-// goroutine (PT, Exact, LogLikelihoodGradient).
-func (ph *phase) fill(p *products) {
-	p.mul(ph.v, 0, ph.rows, false, ph.in)
+// fill computes the whole phase's inputs and means (PT, Exact,
+// LogLikelihoodGradient).
+func (ph *phase) fill(p *products) error {
+	ph.v.sync32(0, ph.rows)
+	if err := p.allHiddenInputs(ph.v, ph.rows, ph.in); err != nil {
+		return err
+	}
 	ph.means(p.m.Hidden, 0, ph.rows)
+	return nil
 }
 
 // layerGrads holds the layers' part of a gradient and the phase means.
@@ -300,7 +304,9 @@ func LogLikelihoodGradient(m *rbm.RBM, data *mat.Dense, dataWeights []float64, m
 		}
 		f := newPhase(mat.DenseCopyOf(ph.x).RawMatrix().Data, b, p.nv, p.nh, false, ph.sign)
 		f.coef = coef
-		f.fill(p)
+		if err := f.fill(p); err != nil {
+			return nil, fmt.Errorf("train: LogLikelihoodGradient: %w", err)
+		}
 		f.sumColumns(0, p.nv, 0, p.nh)
 		lg.add(f)
 		terms = append(terms, f.term())

@@ -26,8 +26,8 @@ import (
 //
 // With OpenBLAS a matrix product's last bits depend on how its rows are
 // split between calls and on its thread count, so there the runs stop
-// after one update and must agree to rounding (1e-9 relative, 1e-6 with
-// float32 products): a random
+// after one update and must agree to rounding (1e-9 relative, 1e-5 with
+// float32 products, whose rounding differs in the 7th digit): a random
 // stream tied to a worker instead of a block of chains would change the
 // update at order one.
 func TestCoresDoNotChangeResults(t *testing.T) {
@@ -48,7 +48,7 @@ func TestCoresDoNotChangeResults(t *testing.T) {
 		tol := 0.0
 		if !exact {
 			tr.Epochs, tr.Batch = 1, 100
-			tol = map[bool]float64{false: 1e-9, true: 1e-6}[tr.Float32]
+			tol = map[bool]float64{false: 1e-9, true: 1e-5}[tr.Float32]
 		}
 		var want [][]float64
 		var wantNorms []float64

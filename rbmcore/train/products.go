@@ -5,6 +5,7 @@ import (
 	"gonum.org/v1/gonum/blas/blas32"
 	"gonum.org/v1/gonum/blas/blas64"
 
+	"github.com/harmonium-rbm/harmonium/rbmcore/internal/workers"
 	"github.com/harmonium-rbm/harmonium/rbmcore/rbm"
 )
 
@@ -52,13 +53,14 @@ func (b *buf) sync32(r0, r1 int) {
 // weights, in float64 or (Trainer.Float32) in float32 with a float32 shadow
 // copy of W refreshed after every update. Layers always see float64.
 //
-// Every product works on a range of rows of its output (the rows of a
-// state matrix, or the visible rows of the weight gradient), so that
-// workers.ForRanges can give each core its own rows, with BLAS
-// single-threaded inside each worker. With gonum's pure-Go BLAS an output
-// row does not depend on how the rows are split, so results do not depend
-// on the number of cores; OpenBLAS picks kernels by shape and thread count,
-// so there the split (the number of cores) changes the last bits.
+// Every product works on a range of its output, so that workers.ForRanges
+// can give each core its own share, with BLAS single-threaded inside each
+// worker: rows of the visible inputs and of the weight gradient (visible
+// units), columns of the hidden inputs (hidden units). With gonum's
+// pure-Go BLAS an output element does not depend on how the ranges are
+// cut, so results do not depend on the number of cores; OpenBLAS picks
+// kernels by shape and thread count, so there the split (the number of
+// cores) changes the last bits.
 type products struct {
 	m      *rbm.RBM
 	w32    []float32 // float32 shadow of W (nil in float64)
@@ -88,27 +90,58 @@ func (p *products) refresh(i0, i1 int) {
 	}
 }
 
-// mul sets rows [r0, r1) of out to those of x·W (trans false: x has nv
-// columns, out nh) or x·Wᵀ (trans true).
-func (p *products) mul(x *buf, r0, r1 int, trans bool, out *buf) {
+// visibleInputs sets rows [r0, r1) of out (rows×nv) to those of x·Wᵀ (x
+// has nh columns): the inputs of the visible units given hidden states.
+func (p *products) visibleInputs(x *buf, r0, r1 int, out *buf) {
 	if r1 <= r0 {
 		return
 	}
-	k, n, t := p.nv, p.nh, blas.NoTrans
-	if trans {
-		k, n, t = p.nh, p.nv, blas.Trans
-	}
 	rows := r1 - r0
 	if p.w32 == nil {
-		blas64.Gemm(blas.NoTrans, t, 1, general(x.rows(r0, r1), rows, k), p.m.W.RawMatrix(), 0, general(out.rows(r0, r1), rows, n))
+		blas64.Gemm(blas.NoTrans, blas.Trans, 1, general(x.rows(r0, r1), rows, p.nh), p.m.W.RawMatrix(), 0, general(out.rows(r0, r1), rows, p.nv))
 		return
 	}
 	x.sync32(r0, r1)
-	o32 := out.s[r0*n : r1*n]
-	blas32.Gemm(blas.NoTrans, t, 1, general32(x.s[r0*k:r1*k], rows, k), general32(p.w32, p.nv, p.nh), 0, general32(o32, rows, n))
+	o32 := out.s[r0*p.nv : r1*p.nv]
+	blas32.Gemm(blas.NoTrans, blas.Trans, 1, general32(x.s[r0*p.nh:r1*p.nh], rows, p.nh), general32(p.w32, p.nv, p.nh), 0, general32(o32, rows, p.nv))
 	for i, y := range o32 {
-		out.f[r0*n+i] = float64(y)
+		out.f[r0*p.nv+i] = float64(y)
 	}
+}
+
+// hiddenInputs sets columns [c0, c1) of the first rows rows of out (nh
+// columns) to those of x·W (x has nv columns); in float32 the shadow of x
+// must be current. Splitting this product by columns of W rather than by
+// rows of x lets each core pack only its share of W: with the 50-row
+// halves of a 100-row batch, packing all of W took about as long as the
+// multiplication on this machine's OpenBLAS.
+func (p *products) hiddenInputs(x *buf, rows, c0, c1 int, out *buf) {
+	if c1 <= c0 || rows <= 0 {
+		return
+	}
+	if p.w32 == nil {
+		blas64.Gemm(blas.NoTrans, blas.NoTrans, 1, general(x.f, rows, p.nv), columns(p.m.W.RawMatrix().Data, p.nv, p.nh, c0, c1), 0, columns(out.f, rows, p.nh, c0, c1))
+		return
+	}
+	blas32.Gemm(blas.NoTrans, blas.NoTrans, 1, general32(x.s, rows, p.nv), columns32(p.w32, p.nv, p.nh, c0, c1), 0, columns32(out.s, rows, p.nh, c0, c1))
+	for r := 0; r < rows; r++ {
+		for c, y := range out.s[r*p.nh+c0 : r*p.nh+c1] {
+			out.f[r*p.nh+c0+c] = float64(y)
+		}
+	}
+}
+
+// hiddenCols is the column block of hiddenInputs: ranges of multiples of 8
+// columns keep every range's rows 64-byte aligned.
+const hiddenCols = 8
+
+// allHiddenInputs sets the first rows rows of out to x·W, column ranges on
+// the cores (workers.ForRanges); in float32 the shadow of x must be current.
+func (p *products) allHiddenInputs(x *buf, rows int, out *buf) error {
+	return workers.ForRanges(p.nh, hiddenCols, func(c0, c1 int) error {
+		p.hiddenInputs(x, rows, c0, c1, out)
+		return nil
+	})
 }
 
 // term is one contribution vᵀh to the weight gradient: v has rows×nv
@@ -171,6 +204,11 @@ func general(d []float64, rows, cols int) blas64.General {
 // columns is the rows×(c1−c0) block of columns [c0, c1) of d (rows×cols).
 func columns(d []float64, rows, cols, c0, c1 int) blas64.General {
 	return blas64.General{Rows: rows, Cols: c1 - c0, Stride: cols, Data: d[c0 : (rows-1)*cols+c1]}
+}
+
+// columns32 is columns for float32.
+func columns32(d []float32, rows, cols, c0, c1 int) blas32.General {
+	return blas32.General{Rows: rows, Cols: c1 - c0, Stride: cols, Data: d[c0 : (rows-1)*cols+c1]}
 }
 
 func general32(d []float32, rows, cols int) blas32.General {

@@ -35,7 +35,6 @@ import (
 	"gonum.org/v1/gonum/mat"
 
 	"github.com/harmonium-rbm/harmonium/rbmcore/data"
-	"github.com/harmonium-rbm/harmonium/rbmcore/internal/workers"
 	"github.com/harmonium-rbm/harmonium/rbmcore/rbm"
 )
 
@@ -275,6 +274,7 @@ type run struct {
 	set     *data.Set
 	prod    *products
 	pos     *phase      // the data phase of the current minibatch
+	all     *phase      // CD, PCD: pos and the chains stacked (pos first)
 	terms   []term      // the products that make the weight gradient
 	lg      *layerGrads // the layers' part of the gradient
 	smp     *sampler
@@ -432,9 +432,9 @@ func (r *run) prepare() error {
 		if r.t.Method == PCD {
 			chains = r.t.Chains
 		}
-		all := newPhase(nil, batch+chains, nv, nh, r.t.Float32, 0)
-		r.pos, neg = all.slice(0, batch, 1), all.slice(batch, batch+chains, -1)
-		r.terms = []term{all.term()}
+		r.all = newPhase(nil, batch+chains, nv, nh, r.t.Float32, 0)
+		r.pos, neg = r.all.slice(0, batch, 1), r.all.slice(batch, batch+chains, -1)
+		r.terms = []term{r.all.term()}
 	default:
 		r.pos = newPhase(nil, batch, nv, nh, r.t.Float32, 1)
 	}
@@ -533,13 +533,12 @@ func (r *run) loop(ctx context.Context) (*History, error) {
 
 // update performs one minibatch update and returns the weight-gradient norm.
 //
-// Its work is row-parallel (workers.ForRanges, OpenBLAS single-threaded in
-// each worker): first each core takes a contiguous range of chains (and the
-// matching share of the minibatch) and does their products, sampling and
-// hidden means with no barrier in between; then each core takes a range of
-// visible units and computes those rows of the weight gradient, the
-// penalties, the optimiser step, the backup and the divergence scan of W in
-// one pass (weightPass).
+// Its work is split over the cores (workers.ForRanges, OpenBLAS
+// single-threaded in each worker): the sweeps take ranges of chains for the
+// sampling and ranges of hidden units for the products v·W (sampler.sweep);
+// then each core takes a range of visible units and computes those rows of
+// the weight gradient, the penalties, the optimiser step, the backup and
+// the divergence scan of W in one pass (weightPass).
 func (r *run) update(ctx context.Context, it *data.Iterator, epoch, k int, lr float64) (float64, error) {
 	batch := it.Batch()
 	b, _ := batch.Dims()
@@ -557,25 +556,19 @@ func (r *run) update(ctx context.Context, it *data.Iterator, epoch, k int, lr fl
 	smp := r.smp
 	switch r.t.Method {
 	case CD, PCD:
-		rows := b
-		if r.t.Method == PCD {
-			rows = smp.neg.rows
-		} else {
+		if r.t.Method == CD {
 			smp.neg.rows = b
 		}
-		err := workers.ForRanges(rows, blockRows, func(r0, r1 int) error {
-			d0, d1 := r0*b/rows, r1*b/rows
-			copy(pos.v.rows(d0, d1), raw[d0*nv:d1*nv])
-			r.prod.mul(pos.v, d0, d1, false, pos.in)
-			pos.means(r.m.Hidden, d0, d1)
-			return smp.sweepRows(ctx, r0, r1, k, pos)
-		})
-		if err != nil {
+		copy(pos.v.f, raw[:b*nv])
+		pos.v.sync32(0, b)
+		if err := smp.sweep(ctx, k, pos, r.all); err != nil {
 			return 0, wrap(err)
 		}
 	default:
 		copy(pos.v.f, raw[:b*nv])
-		pos.fill(r.prod)
+		if err := pos.fill(r.prod); err != nil {
+			return 0, wrap(err)
+		}
 		if err := smp.modelPhase(ctx, k); err != nil {
 			return 0, wrap(err)
 		}
