@@ -133,7 +133,7 @@ func (s *sampler) startChains() error {
 		return fmt.Errorf("initial chain states: %w", err)
 	}
 	s.neg.v.sync32(0, rows)
-	if err := s.p.allHiddenInputs(s.neg.v, rows, s.neg.in); err != nil {
+	if err := s.p.allInputs(s.neg.v, rows, false, s.neg.in); err != nil {
 		return fmt.Errorf("initial chain states: %w", err)
 	}
 	if err := s.sampleHidden(s.neg.in, 0, rows); err != nil {
@@ -159,6 +159,7 @@ func (s *sampler) sampleHidden(in *buf, r0, r1 int) error {
 		if err := s.m.Hidden.Sample(rng, in.rows(b0, b1), s.h.rows(b0, b1), 1); err != nil {
 			return fmt.Errorf("sampling the hidden layer: %w", err)
 		}
+		s.h.sync32(b0, b1)
 		return nil
 	})
 }
@@ -181,30 +182,32 @@ func (s *sampler) sampleHidden(in *buf, r0, r1 int) error {
 //
 // CD starts from the minibatch (its inputs computed first) and draws h from
 // them; PCD starts from the persistent (v, h), and its first product v·W
-// covers the minibatch and the chains at once. The sampling and the
-// product h·Wᵀ run on row ranges of the chains, the products v·W on
-// column ranges of W (products.hiddenInputs), with a barrier between. ctx
-// is checked before each sweep, when (v, h) are consistent.
+// covers the minibatch and the chains at once. The sampling runs on row
+// ranges of the chains and the products on column ranges of their outputs
+// (products.inputs), with a barrier between. ctx is checked before each sweep, when (v, h) are
+// consistent.
 func (s *sampler) sweep(ctx context.Context, k int, pos, all *phase) error {
-	m, neg := s.m, s.neg
+	m, neg, p := s.m, s.neg, s.p
 	rows, cd := neg.rows, s.method == CD
 	if cd {
-		if err := s.p.allHiddenInputs(pos.v, pos.rows, pos.in); err != nil {
+		if err := p.allInputs(pos.v, pos.rows, false, pos.in); err != nil {
+			return err
+		}
+		if err := workers.ForRanges(rows, blockRows, func(r0, r1 int) error {
+			copy(neg.v.rows(r0, r1), pos.v.rows(r0, r1))
+			return s.sampleHidden(pos.in, r0, r1)
+		}); err != nil {
 			return err
 		}
 	}
 	for step := 0; step < k; step++ {
-		err := workers.ForRanges(rows, blockRows, func(r0, r1 int) error {
-			if step == 0 && cd {
-				copy(neg.v.rows(r0, r1), pos.v.rows(r0, r1))
-				if err := s.sampleHidden(pos.in, r0, r1); err != nil {
-					return err
-				}
-			}
-			if err := ctx.Err(); err != nil {
-				return err
-			}
-			s.p.visibleInputs(s.h, r0, r1, s.vin)
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		if err := p.allInputs(s.h, rows, true, s.vin); err != nil {
+			return err
+		}
+		if err := workers.ForRanges(rows, blockRows, func(r0, r1 int) error {
 			err := s.eachBlock(r0, r1, func(b0, b1 int, rng *rand.Rand) error {
 				if err := m.Visible.Sample(rng, s.vin.rows(b0, b1), neg.v.rows(b0, b1), 1); err != nil {
 					return fmt.Errorf("sampling the visible layer: %w", err)
@@ -213,20 +216,20 @@ func (s *sampler) sweep(ctx context.Context, k int, pos, all *phase) error {
 			})
 			neg.v.sync32(r0, r1)
 			return err
-		})
-		if err != nil {
+		}); err != nil {
 			return err
 		}
+		var err error
 		if step == 0 && !cd {
-			err = s.p.allHiddenInputs(all.v, all.capacity(), all.in)
+			err = p.allInputs(all.v, all.capacity(), false, all.in)
 		} else {
-			err = s.p.allHiddenInputs(neg.v, rows, neg.in)
+			err = p.allInputs(neg.v, rows, false, neg.in)
 		}
 		if err != nil {
 			return err
 		}
 		last := step == k-1
-		err = workers.ForRanges(rows, blockRows, func(r0, r1 int) error {
+		if err := workers.ForRanges(rows, blockRows, func(r0, r1 int) error {
 			if !last || !cd {
 				if err := s.sampleHidden(neg.in, r0, r1); err != nil {
 					return err
@@ -237,8 +240,7 @@ func (s *sampler) sweep(ctx context.Context, k int, pos, all *phase) error {
 				pos.means(m.Hidden, r0*pos.rows/rows, r1*pos.rows/rows)
 			}
 			return nil
-		})
-		if err != nil {
+		}); err != nil {
 			return err
 		}
 	}

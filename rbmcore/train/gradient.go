@@ -141,7 +141,7 @@ func (ph *phase) term() term {
 // LogLikelihoodGradient).
 func (ph *phase) fill(p *products) error {
 	ph.v.sync32(0, ph.rows)
-	if err := p.allHiddenInputs(ph.v, ph.rows, ph.in); err != nil {
+	if err := p.allInputs(ph.v, ph.rows, false, ph.in); err != nil {
 		return err
 	}
 	ph.means(p.m.Hidden, 0, ph.rows)

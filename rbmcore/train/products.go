@@ -90,56 +90,52 @@ func (p *products) refresh(i0, i1 int) {
 	}
 }
 
-// visibleInputs sets rows [r0, r1) of out (rows×nv) to those of x·Wᵀ (x
-// has nh columns): the inputs of the visible units given hidden states.
-func (p *products) visibleInputs(x *buf, r0, r1 int, out *buf) {
-	if r1 <= r0 {
-		return
-	}
-	rows := r1 - r0
-	if p.w32 == nil {
-		blas64.Gemm(blas.NoTrans, blas.Trans, 1, general(x.rows(r0, r1), rows, p.nh), p.m.W.RawMatrix(), 0, general(out.rows(r0, r1), rows, p.nv))
-		return
-	}
-	x.sync32(r0, r1)
-	o32 := out.s[r0*p.nv : r1*p.nv]
-	blas32.Gemm(blas.NoTrans, blas.Trans, 1, general32(x.s[r0*p.nh:r1*p.nh], rows, p.nh), general32(p.w32, p.nv, p.nh), 0, general32(o32, rows, p.nv))
-	for i, y := range o32 {
-		out.f[r0*p.nv+i] = float64(y)
-	}
-}
-
-// hiddenInputs sets columns [c0, c1) of the first rows rows of out (nh
-// columns) to those of x·W (x has nv columns); in float32 the shadow of x
-// must be current. Splitting this product by columns of W rather than by
-// rows of x lets each core pack only its share of W: with the 50-row
-// halves of a 100-row batch, packing all of W took about as long as the
-// multiplication on this machine's OpenBLAS.
-func (p *products) hiddenInputs(x *buf, rows, c0, c1 int, out *buf) {
+// inputs sets columns [c0, c1) of the first rows rows of out to those of
+// x·W, the hidden units' inputs given visible states x (toVisible false:
+// x has nv columns, out nh), or of x·Wᵀ, the visible units' inputs given
+// hidden states (toVisible true: x has nh columns, out nv). In float32 the
+// shadow of x must be current.
+//
+// The products are split by columns of the output, that is by columns of
+// W or by rows of W, not by rows of x: each core then packs only its share
+// of W. With the 50-row halves of a 100-row batch, packing all of W made
+// the products about half as fast per flop (OpenBLAS, this machine).
+func (p *products) inputs(x *buf, rows, c0, c1 int, toVisible bool, out *buf) {
 	if c1 <= c0 || rows <= 0 {
 		return
 	}
+	// out has n columns, x has k; W's part is columns [c0, c1) of W, or
+	// rows [c0, c1) of W transposed: r×c values at offsets [lo, hi).
+	k, n, t := p.nv, p.nh, blas.NoTrans
+	r, c, lo, hi := p.nv, c1-c0, c0, (p.nv-1)*p.nh+c1
+	if toVisible {
+		k, n, t = p.nh, p.nv, blas.Trans
+		r, c, lo, hi = c1-c0, p.nh, c0*p.nh, c1*p.nh
+	}
 	if p.w32 == nil {
-		blas64.Gemm(blas.NoTrans, blas.NoTrans, 1, general(x.f, rows, p.nv), columns(p.m.W.RawMatrix().Data, p.nv, p.nh, c0, c1), 0, columns(out.f, rows, p.nh, c0, c1))
+		w := blas64.General{Rows: r, Cols: c, Stride: p.nh, Data: p.m.W.RawMatrix().Data[lo:hi]}
+		blas64.Gemm(blas.NoTrans, t, 1, general(x.f, rows, k), w, 0, columns(out.f, rows, n, c0, c1))
 		return
 	}
-	blas32.Gemm(blas.NoTrans, blas.NoTrans, 1, general32(x.s, rows, p.nv), columns32(p.w32, p.nv, p.nh, c0, c1), 0, columns32(out.s, rows, p.nh, c0, c1))
-	for r := 0; r < rows; r++ {
-		for c, y := range out.s[r*p.nh+c0 : r*p.nh+c1] {
-			out.f[r*p.nh+c0+c] = float64(y)
+	w := blas32.General{Rows: r, Cols: c, Stride: p.nh, Data: p.w32[lo:hi]}
+	blas32.Gemm(blas.NoTrans, t, 1, general32(x.s, rows, k), w, 0, blas32.General{Rows: rows, Cols: c1 - c0, Stride: n, Data: out.s[c0 : (rows-1)*n+c1]})
+	for row := 0; row < rows; row++ {
+		for j, y := range out.s[row*n+c0 : row*n+c1] {
+			out.f[row*n+c0+j] = float64(y)
 		}
 	}
 }
 
-// hiddenCols is the column block of hiddenInputs: ranges of multiples of 8
+// inputCols is the column block of allInputs: ranges of multiples of 8
 // columns keep every range's rows 64-byte aligned.
-const hiddenCols = 8
+const inputCols = 8
 
-// allHiddenInputs sets the first rows rows of out to x·W, column ranges on
-// the cores (workers.ForRanges); in float32 the shadow of x must be current.
-func (p *products) allHiddenInputs(x *buf, rows int, out *buf) error {
-	return workers.ForRanges(p.nh, hiddenCols, func(c0, c1 int) error {
-		p.hiddenInputs(x, rows, c0, c1, out)
+// allInputs sets the first rows rows of out to x·W (toVisible false) or
+// x·Wᵀ, column ranges on the cores (workers.ForRanges); in float32 the
+// shadow of x must be current.
+func (p *products) allInputs(x *buf, rows int, toVisible bool, out *buf) error {
+	return workers.ForRanges(out.cols, inputCols, func(c0, c1 int) error {
+		p.inputs(x, rows, c0, c1, toVisible, out)
 		return nil
 	})
 }
@@ -204,11 +200,6 @@ func general(d []float64, rows, cols int) blas64.General {
 // columns is the rows×(c1−c0) block of columns [c0, c1) of d (rows×cols).
 func columns(d []float64, rows, cols, c0, c1 int) blas64.General {
 	return blas64.General{Rows: rows, Cols: c1 - c0, Stride: cols, Data: d[c0 : (rows-1)*cols+c1]}
-}
-
-// columns32 is columns for float32.
-func columns32(d []float32, rows, cols, c0, c1 int) blas32.General {
-	return blas32.General{Rows: rows, Cols: c1 - c0, Stride: cols, Data: d[c0 : (rows-1)*cols+c1]}
 }
 
 func general32(d []float32, rows, cols int) blas32.General {

@@ -80,3 +80,16 @@ func BenchmarkMathExp(b *testing.B) {
 }
 
 var sink float64
+
+func BenchmarkSigmoidSlice(b *testing.B) {
+	x := make([]float64, 500)
+	for i := range x {
+		x[i] = float64((i*7919)%1000)/100 - 5
+	}
+	out := make([]float64, 500)
+	for i := 0; i < b.N; i++ {
+		for j, v := range x {
+			out[j] = Sigmoid(v)
+		}
+	}
+}

@@ -138,6 +138,14 @@ func TestSoftplusSigmoidLogSumExp(t *testing.T) {
 			t.Errorf("Sigmoid(%v) = %v, want %v", c.x, got, c.sg)
 		}
 	}
+	// Both tails against e^x/(1+e^x) with the standard library's
+	// exponential, to a few ulp.
+	for x := -700.0; x < 40; x += 0.37 {
+		e := math.Exp(x)
+		if got, want := Sigmoid(x), e/(1+e); !near(got, want, 1e-15, 0) {
+			t.Errorf("Sigmoid(%v) = %v, want %v", x, got, want)
+		}
+	}
 	if got := LogSumExp([]float64{1e4, 1e4, math.Inf(-1)}); !near(got, 1e4+math.Ln2, 1e-15, 0) {
 		t.Errorf("LogSumExp = %v", got)
 	}
