@@ -222,20 +222,35 @@ func (a *layerGrads) add(ph *phase) {
 }
 
 // colSums sets sums[c0:c1] to the weighted sums Σ_r c_r x_rc over the
-// first rows rows of x (cols columns), c_r = coef[r] or 1/rows.
+// first rows rows of x (cols columns), c_r = coef[r] or 1/rows. Rows are
+// added four at a time (one pass over the sums per four rows), always in
+// the same order, so a sum does not depend on how the columns are split.
 func colSums(sums, x []float64, cols, rows int, coef []float64, c0, c1 int) {
 	if c1 <= c0 {
 		return
 	}
 	out := sums[c0:c1]
 	clear(out)
-	c := 1 / float64(rows)
-	for r := 0; r < rows; r++ {
+	c := func(r int) float64 {
 		if coef != nil {
-			c = coef[r]
+			return coef[r]
 		}
-		for k, x := range x[r*cols+c0 : r*cols+c1] {
-			out[k] += c * x
+		return 1 / float64(rows)
+	}
+	row := func(r int) []float64 { return x[r*cols+c0 : r*cols+c1] }
+	r := 0
+	for ; r+4 <= rows; r += 4 {
+		a, b, e, f := c(r), c(r+1), c(r+2), c(r+3)
+		x0, x1, x2, x3 := row(r), row(r+1), row(r+2), row(r+3)
+		x1, x2, x3 = x1[:len(x0)], x2[:len(x0)], x3[:len(x0)]
+		for k, y := range x0 {
+			out[k] += a*y + b*x1[k] + e*x2[k] + f*x3[k]
+		}
+	}
+	for ; r < rows; r++ {
+		a := c(r)
+		for k, y := range row(r) {
+			out[k] += a * y
 		}
 	}
 }
