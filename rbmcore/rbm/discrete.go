@@ -5,6 +5,7 @@ import (
 	"math"
 	"math/rand/v2"
 
+	"github.com/harmonium-rbm/harmonium/rbmcore/internal/bernoulli"
 	"github.com/harmonium-rbm/harmonium/rbmcore/internal/mathx"
 )
 
@@ -76,13 +77,21 @@ func (l *BinaryLayer) Sample(rng *rand.Rand, in, out []float64, beta float64) er
 		return err
 	}
 	rowsOf(len(in), len(l.Theta))
-	theta, scale, lo, hi := l.sigmoidForm(beta)
-	sampleSigmoid(rng, theta, in, out, scale, lo, hi, nil)
+	theta, scale, lo, hi := l.SigmoidForm(beta)
+	bernoulli.Sample(rng, theta, in, out, scale, lo, hi, nil)
 	return nil
 }
 
-// sigmoidForm: a binary unit is Bernoulli(σ(β(I + θ))) on {0, 1}.
-func (l *BinaryLayer) sigmoidForm(beta float64) (theta []float64, scale, lo, hi float64) {
+// sigmoidLayer is implemented by the two-state layers whose units are
+// lo + (hi−lo)·Bernoulli(σ(scale·(I + θ))) at inverse temperature β:
+// binary and spin. Chains certifies their samples from float32 products.
+type sigmoidLayer interface {
+	SigmoidForm(beta float64) (theta []float64, scale, lo, hi float64)
+}
+
+// SigmoidForm returns the form of a binary unit at inverse temperature β:
+// Bernoulli(σ(scale·(I + θ))) on {lo, hi} = {0, 1} with scale = β.
+func (l *BinaryLayer) SigmoidForm(beta float64) (theta []float64, scale, lo, hi float64) {
 	return l.Theta, beta, 0, 1
 }
 
@@ -172,13 +181,14 @@ func (l *SpinLayer) Sample(rng *rand.Rand, in, out []float64, beta float64) erro
 		return err
 	}
 	rowsOf(len(in), len(l.Theta))
-	theta, scale, lo, hi := l.sigmoidForm(beta)
-	sampleSigmoid(rng, theta, in, out, scale, lo, hi, nil)
+	theta, scale, lo, hi := l.SigmoidForm(beta)
+	bernoulli.Sample(rng, theta, in, out, scale, lo, hi, nil)
 	return nil
 }
 
-// sigmoidForm: a spin is -1 + 2·Bernoulli(σ(2β(I + θ))).
-func (l *SpinLayer) sigmoidForm(beta float64) (theta []float64, scale, lo, hi float64) {
+// SigmoidForm returns the form of a spin at inverse temperature β:
+// −1 + 2·Bernoulli(σ(scale·(I + θ))), so lo = −1, hi = 1, scale = 2β.
+func (l *SpinLayer) SigmoidForm(beta float64) (theta []float64, scale, lo, hi float64) {
 	return l.Theta, 2 * beta, -1, 1
 }
 

@@ -13,6 +13,7 @@ import (
 	"gonum.org/v1/gonum/blas/blas32"
 	"gonum.org/v1/gonum/mat"
 
+	"github.com/harmonium-rbm/harmonium/rbmcore/internal/bernoulli"
 	"github.com/harmonium-rbm/harmonium/rbmcore/internal/workers"
 )
 
@@ -149,7 +150,7 @@ type half struct {
 	// cert, for a sigmoid layer with f32 products, holds the per-unit
 	// bounds of certified sampling (norm, exact and the count are set per
 	// block); maxAbs is the largest Σ_i |w| of a unit's input.
-	cert   *certificate
+	cert   *bernoulli.Certificate
 	maxAbs float64
 }
 
@@ -191,14 +192,14 @@ func (c *Chains) step(s half, r0, r1 int) error {
 		}
 		in, x := s.in[b0*s.w:b1*s.w], s.x[b0*s.w:b1*s.w]
 		if s.cert != nil {
-			theta, scale, lo, hi := s.l.(sigmoidLayer).sigmoidForm(c.Beta)
+			theta, scale, lo, hi := s.l.(sigmoidLayer).SigmoidForm(c.Beta)
 			bc := *s.cert
 			if norm != nil {
-				bc.norm = norm[b0-r0 : b1-r0]
+				bc.Norm = norm[b0-r0 : b1-r0]
 			}
-			bc.exact = func(r, u int) float64 { return c.exactInput(s, b0+r, u) }
-			sampleSigmoid(rng, theta, in32[(b0-r0)*s.w:(b1-r0)*s.w], x, scale, lo, hi, &bc)
-			c.recomputed.Add(int64(bc.recomputed))
+			bc.Exact = func(r, u int) float64 { return c.exactInput(s, b0+r, u) }
+			bernoulli.Sample(rng, theta, in32[(b0-r0)*s.w:(b1-r0)*s.w], x, scale, lo, hi, &bc)
+			c.recomputed.Add(int64(bc.Recomputed))
 		} else if err := s.l.Sample(rng, in, x, c.Beta); err != nil {
 			return err
 		}
@@ -212,18 +213,9 @@ func (c *Chains) step(s half, r0, r1 int) error {
 }
 
 // certify sets the per-unit bounds of half s (a sigmoid layer whose
-// products run in float32, with abs[u] = Σ_i |w| over unit u's inputs), or
-// leaves s.cert nil when the values are too large for float32 (the half
-// then runs in float64). With k terms and unit roundoff u = 2⁻²⁴,
-// converting x and w and the k-term dot product cost at most
-// γ_{k+2}·Σ_i|x_i w_iµ| ≤ γ_{k+2}·max|x|·Σ_i|w_iµ|, γ_n = nu/(1-nu)
-// (Higham, Accuracy and Stability of Numerical Algorithms, §3.1); the
-// float64 product is within k·2⁻⁵³ of the same sum; float32 underflow adds
-// at most 2⁻¹²⁶ per conversion, product and sum (even where a BLAS kernel
-// flushes subnormals to zero), bounded here by 2⁻¹²⁴ per term; roundSlack
-// and tableSlack cover the float64 roundings of the decision. In units of
-// t = scale·(in + θ), the half-width is max|x_r|·slope_µ + offset_µ; for a
-// binary or spin source max|x_r| ≤ 1 is folded into offset.
+// products run in float32, with abs[u] = Σ_i |w| over unit u's inputs; see
+// bernoulli.NewCertificate), or leaves s.cert nil when the values are too
+// large for float32 (the half then runs in float64).
 func (c *Chains) certify(s *half, abs []float64) {
 	s.maxAbs = 0
 	for _, a := range abs {
@@ -235,21 +227,9 @@ func (c *Chains) certify(s *half, abs []float64) {
 		s.f32 = false
 		return
 	}
-	k := float64(s.k)
-	g := (k+2)*0x1p-24/(1-(k+2)*0x1p-24) + k*0x1p-52 + roundSlack
-	tiny := k * 0x1p-124
-	theta, scale, _, _ := s.l.(sigmoidLayer).sigmoidForm(c.Beta)
-	sc := math.Abs(scale)
+	theta, scale, _, _ := s.l.(sigmoidLayer).SigmoidForm(c.Beta)
 	_, unit := s.other.(sigmoidLayer)
-	cert := &certificate{slope: make([]float64, s.w), offset: make([]float64, s.w)}
-	for u, a := range abs {
-		cert.slope[u] = sc * (g*a + tiny)
-		cert.offset[u] = sc*(tiny*a+tiny+roundSlack*math.Abs(theta[u])) + roundSlack + tableSlack
-		if unit {
-			cert.offset[u] += cert.slope[u]
-		}
-	}
-	s.cert = cert
+	s.cert = bernoulli.NewCertificate(s.k, abs, theta, scale, unit)
 }
 
 // rowNorms returns max|x_r| for the source rows [r0, r1) of half s, or nil

@@ -1,4 +1,4 @@
-package rbm
+package bernoulli
 
 import (
 	"math"
@@ -6,13 +6,13 @@ import (
 	"testing"
 )
 
-// TestSampleSigmoidExact: every sample equals the direct comparison
+// TestSampleExact: every sample equals the direct comparison
 // u < σ(t) of the uniform u that the documented bit layout gives the unit
 // (10-bit field of the chunk's SplitMix64 words, further bits from
 // position extraBase + k), rebuilt here from the same seed, including at
 // cell logits, far outside them, at infinities and NaN; and units whose
 // σ(t) lies in their own cell (where the further bits decide) occur.
-func TestSampleSigmoidExact(t *testing.T) {
+func TestSampleExact(t *testing.T) {
 	rng := rand.New(rand.NewPCG(1, 3))
 	const n = 300 // two chunks per row
 	var ts []float64
@@ -29,7 +29,7 @@ func TestSampleSigmoidExact(t *testing.T) {
 	for _, form := range []struct{ scale, lo, hi float64 }{{1, 0, 1}, {2, -1, 1}} {
 		theta := make([]float64, n)
 		out := make([]float64, len(in))
-		sampleSigmoid(rand.New(rand.NewPCG(7, 8)), theta, in, out, form.scale, form.lo, form.hi, nil)
+		Sample(rand.New(rand.NewPCG(7, 8)), theta, in, out, form.scale, form.lo, form.hi, nil)
 		seeds := rand.New(rand.NewPCG(7, 8))
 		inCell := 0
 		for r0 := 0; r0 < len(in); r0 += n {
@@ -61,11 +61,11 @@ func TestSampleSigmoidExact(t *testing.T) {
 	}
 }
 
-// TestSampleSigmoidCertificate: from inputs perturbed by up to the
-// certificate's bound, sampleSigmoid gives exactly the samples of the
+// TestSampleCertificate: from inputs perturbed by up to the
+// certificate's bound, Sample gives exactly the samples of the
 // exact inputs with the same seed (recomputing the straddling ones), and
 // the comparison is sensitive: with a bound of zero the samples differ.
-func TestSampleSigmoidCertificate(t *testing.T) {
+func TestSampleCertificate(t *testing.T) {
 	const rows, n = 40, 300
 	rng := rand.New(rand.NewPCG(5, 6))
 	theta := make([]float64, n)
@@ -76,39 +76,39 @@ func TestSampleSigmoidCertificate(t *testing.T) {
 	for k := range exact {
 		exact[k] = 3 * rng.NormFloat64()
 	}
-	cert := &certificate{norm: make([]float64, rows), slope: make([]float64, n), offset: make([]float64, n),
-		exact: func(r, u int) float64 { return exact[r*n+u] }}
-	for u := range cert.slope {
-		cert.slope[u] = 0.05 * rng.Float64()
-		cert.offset[u] = 0.01 * rng.Float64()
+	cert := &Certificate{Norm: make([]float64, rows), Slope: make([]float64, n), Offset: make([]float64, n),
+		Exact: func(r, u int) float64 { return exact[r*n+u] }}
+	for u := range cert.Slope {
+		cert.Slope[u] = 0.05 * rng.Float64()
+		cert.Offset[u] = 0.01 * rng.Float64()
 	}
-	for r := range cert.norm {
-		cert.norm[r] = 2 * rng.Float64()
+	for r := range cert.Norm {
+		cert.Norm[r] = 2 * rng.Float64()
 	}
 	for _, form := range []struct{ scale, lo, hi float64 }{{1, 0, 1}, {0.7, 0, 1}, {2, -1, 1}} {
 		// perturbed inputs: t = scale·(in + θ) moves by up to the half-width
 		perturbed := make([]float64, len(exact))
 		for k := range exact {
 			r, u := k/n, k%n
-			bound := (cert.norm[r]*cert.slope[u] + cert.offset[u]) / form.scale
+			bound := (cert.Norm[r]*cert.Slope[u] + cert.Offset[u]) / form.scale
 			perturbed[k] = exact[k] + bound*(2*rng.Float64()-1)
 			if k%7 == 0 {
 				perturbed[k] = exact[k] + bound // at the edge
 			}
 		}
 		want, got, loose := make([]float64, len(exact)), make([]float64, len(exact)), make([]float64, len(exact))
-		sampleSigmoid(rand.New(rand.NewPCG(9, 9)), theta, exact, want, form.scale, form.lo, form.hi, nil)
-		cert.recomputed = 0
-		sampleSigmoid(rand.New(rand.NewPCG(9, 9)), theta, perturbed, got, form.scale, form.lo, form.hi, cert)
+		Sample(rand.New(rand.NewPCG(9, 9)), theta, exact, want, form.scale, form.lo, form.hi, nil)
+		cert.Recomputed = 0
+		Sample(rand.New(rand.NewPCG(9, 9)), theta, perturbed, got, form.scale, form.lo, form.hi, cert)
 		for k := range want {
 			if got[k] != want[k] {
 				t.Fatalf("%+v: unit %d: certified sample %v, exact-input sample %v", form, k, got[k], want[k])
 			}
 		}
-		if cert.recomputed == 0 {
+		if cert.Recomputed == 0 {
 			t.Errorf("%+v: no input was recomputed: the straddling case was not exercised", form)
 		}
-		sampleSigmoid(rand.New(rand.NewPCG(9, 9)), theta, perturbed, loose, form.scale, form.lo, form.hi, nil)
+		Sample(rand.New(rand.NewPCG(9, 9)), theta, perturbed, loose, form.scale, form.lo, form.hi, nil)
 		diff := 0
 		for k := range want {
 			if loose[k] != want[k] {
@@ -118,6 +118,6 @@ func TestSampleSigmoidCertificate(t *testing.T) {
 		if diff == 0 {
 			t.Errorf("%+v: uncertified perturbed inputs gave the same samples: the test is not sensitive", form)
 		}
-		t.Logf("%+v: %d recomputed, %d differences without the certificate", form, cert.recomputed, diff)
+		t.Logf("%+v: %d recomputed, %d differences without the certificate", form, cert.Recomputed, diff)
 	}
 }

@@ -1,10 +1,8 @@
-package rbm
-
-import (
-	"math"
-	"math/rand/v2"
-)
-
+// Package bernoulli draws binary and spin units, lo + (hi−lo)·Bernoulli(σ(t)),
+// exactly and cheaply, for rbm's samplers and the trainer; it also
+// certifies draws made from inputs known only within a bound (float32
+// products).
+//
 // Exact Bernoulli(σ(t)) decisions with almost no exponentials and 10
 // random bits per unit. The uniform of a unit is u = (c + r)/1024, with c
 // 10 random bits (one of six 10-bit fields of a 64-bit word) and r a
@@ -20,7 +18,14 @@ import (
 // The same comparison decides for every t' of an interval [t-h, t+h] at
 // once (t - h ≥ the upper logit, or t + h ≤ the lower one), which
 // certifies decisions made from inputs known only to ±h (float32
-// products, see certificate).
+// products, see Certificate).
+package bernoulli
+
+import (
+	"math"
+	"math/rand/v2"
+)
+
 const (
 	sigBits    = 10
 	sigCells   = 1 << sigBits
@@ -68,26 +73,57 @@ func bernoulliUniform(u, t float64) float64 {
 	return 0
 }
 
-// sigmoidLayer is implemented by the two-state layers whose units are
-// lo + (hi-lo)·Bernoulli(σ(scale·(I + θ))) at inverse temperature β:
-// binary and spin. Chains certifies their samples from float32 products.
-type sigmoidLayer interface {
-	sigmoidForm(beta float64) (theta []float64, scale, lo, hi float64)
+// Certificate describes inputs computed from float32 products (rbm.Chains'
+// default for binary and spin layers, the trainer's visible inputs): the
+// argument t = scale·(in + θ) of row r (of the call), unit u, is within
+// half = Norm[r]·Slope[u] + Offset[u] of the one the float64 products give
+// (Norm nil: all 1), and Exact(r, u) recomputes that float64 input. Sample
+// decides on the whole interval and recomputes the rare inputs whose
+// interval straddles the decision, so that every sample is the one the
+// float64 inputs give (up to float64 rounding). Offset includes
+// tableSlack.
+type Certificate struct {
+	Norm          []float64
+	Slope, Offset []float64
+	Exact         func(r, u int) float64
+	Recomputed    int // number of exact recomputations
 }
 
-// certificate describes inputs computed from float32 products (Chains'
-// default for binary and spin layers): the argument t = scale·(in + θ) of
-// row r (of the call), unit u, is within half = norm[r]·slope[u] +
-// offset[u] of the one the float64 products give (norm nil: all 1), and
-// exact(r, u) recomputes that float64 input. sampleSigmoid decides on the
-// whole interval and recomputes the rare inputs whose interval straddles
-// the decision, so that every sample is the one the float64 inputs give
-// (up to float64 rounding). offset includes tableSlack.
-type certificate struct {
-	norm          []float64
-	slope, offset []float64
-	exact         func(r, u int) float64
-	recomputed    int // number of exact recomputations
+// NewCertificate returns the per-unit bounds for float32 products of k
+// terms, abs[u] = Σ_i |w_iu| over unit u's inputs, with fields theta and
+// scale of the sampled layer (t = scale·(in + θ)); unitSource tells that
+// the source states are binary or spin (|x| ≤ 1). Norm and Exact are left
+// to the caller. With unit roundoff u = 2⁻²⁴, converting x and w and the
+// k-term dot product cost at most γ_{k+2}·Σ_i|x_i w_iu| ≤
+// γ_{k+2}·max|x|·Σ_i|w_iu|, γ_n = nu/(1−nu) (Higham, Accuracy and
+// Stability of Numerical Algorithms, §3.1); the float64 product is within
+// k·2⁻⁵³ of the same sum; float32 underflow adds at most 2⁻¹²⁶ per
+// conversion, product and sum (even where a BLAS kernel flushes subnormals
+// to zero), bounded here by 2⁻¹²⁴ per term; roundSlack and tableSlack
+// cover the float64 roundings of the decision. In units of t the
+// half-width is max|x_r|·Slope_u + Offset_u; for a unit source
+// max|x_r| ≤ 1 is folded into Offset. The caller keeps the values within
+// float32 range (Σ|w|·max|x| < 2¹⁰⁰).
+func NewCertificate(k int, abs, theta []float64, scale float64, unitSource bool) *Certificate {
+	c := &Certificate{Slope: make([]float64, len(abs)), Offset: make([]float64, len(abs))}
+	c.Set(k, abs, theta, scale, unitSource)
+	return c
+}
+
+// Set recomputes the bounds of NewCertificate in place (same number of
+// units), for weights that changed.
+func (c *Certificate) Set(k int, abs, theta []float64, scale float64, unitSource bool) {
+	kf := float64(k)
+	g := (kf+2)*0x1p-24/(1-(kf+2)*0x1p-24) + kf*0x1p-52 + roundSlack
+	tiny := kf * 0x1p-124
+	sc := math.Abs(scale)
+	for u, a := range abs {
+		c.Slope[u] = sc * (g*a + tiny)
+		c.Offset[u] = sc*(tiny*a+tiny+roundSlack*math.Abs(theta[u])) + roundSlack + tableSlack
+		if unitSource {
+			c.Offset[u] += c.Slope[u]
+		}
+	}
 }
 
 // roundSlack is a relative and absolute slack covering the float64
@@ -102,11 +138,11 @@ var exactSlack = func() (h [sampleChunk]float64) {
 	return h
 }()
 
-// sampleChunk is the number of units sampleSigmoid decides per pass; each
+// sampleChunk is the number of units Sample decides per pass; each
 // chunk draws one 64-bit seed from rng.
 const sampleChunk = 256
 
-// sampleSigmoid sets out[k] = lo + (hi-lo)·Bernoulli(σ(scale·(in[k] +
+// Sample sets out[k] = lo + (hi-lo)·Bernoulli(σ(scale·(in[k] +
 // theta[k mod n]))) for the rows of in (n = len(theta); float32 inputs come
 // from certified float32 products), in chunks of up to
 // sampleChunk units of a row. A chunk draws one 64-bit seed s from rng;
@@ -120,7 +156,7 @@ const sampleChunk = 256
 // interval) the samples are those of the exact inputs with the same seed.
 // Chunks start at independent random points of the 2⁶⁴-periodic sequence
 // and use < 2³³ positions, so they overlap with negligible probability.
-func sampleSigmoid[F float32 | float64](rng *rand.Rand, theta []float64, in []F, out []float64, scale, lo, hi float64, cert *certificate) {
+func Sample[F float32 | float64](rng *rand.Rand, theta []float64, in []F, out []float64, scale, lo, hi float64, cert *Certificate) {
 	n := len(theta)
 	var pend [sampleChunk]int32 // chunk indices of the undecided units
 	var scaled [sampleChunk]float64
@@ -131,9 +167,9 @@ func sampleSigmoid[F float32 | float64](rng *rand.Rand, theta []float64, in []F,
 			x, o, th := row[c0:c1], orow[c0:c1], theta[c0:c1]
 			half := exactSlack[:len(x)]
 			if cert != nil {
-				half = cert.offset[c0:c1]
-				if cert.norm != nil {
-					nr, sl, off := cert.norm[r], cert.slope[c0:c1], cert.offset[c0:c1]
+				half = cert.Offset[c0:c1]
+				if cert.Norm != nil {
+					nr, sl, off := cert.Norm[r], cert.Slope[c0:c1], cert.Offset[c0:c1]
 					for k := range x {
 						scaled[k] = nr*sl[k] + off[k]
 					}
@@ -156,8 +192,8 @@ func sampleSigmoid[F float32 | float64](rng *rand.Rand, theta []float64, in []F,
 				case bernoulliUniform(u, t+half[k]) == 0:
 					d = 0
 				default:
-					cert.recomputed++
-					d = bernoulliUniform(u, scale*(cert.exact(r, c0+k)+th[k]))
+					cert.Recomputed++
+					d = bernoulliUniform(u, scale*(cert.Exact(r, c0+k)+th[k]))
 				}
 				o[k] = lo + d*(hi-lo)
 			}
