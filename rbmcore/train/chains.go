@@ -5,9 +5,11 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"sync/atomic"
 
 	"gonum.org/v1/gonum/mat"
 
+	"github.com/harmonium-rbm/harmonium/rbmcore/internal/bernoulli"
 	"github.com/harmonium-rbm/harmonium/rbmcore/internal/workers"
 	"github.com/harmonium-rbm/harmonium/rbmcore/rbm"
 )
@@ -65,7 +67,13 @@ type sampler struct {
 	h, vin *buf
 	pcgs   []*paddedPCG
 	rngs   []*rand.Rand
-	pt     *rbm.Tempering
+	// Certified float32 visible inputs (products with vis32): the visible
+	// layer's sigmoid form, the bounds (refreshed before every sweep) and
+	// the number of straddling inputs recomputed in float64.
+	visForm    sigmoidForm
+	visCert    *bernoulli.Certificate
+	recomputed atomic.Int64
+	pt         *rbm.Tempering
 	// Exact: every visible state and its probability
 	states  *mat.Dense
 	weights []float64
@@ -82,7 +90,11 @@ func newSampler(t *Trainer, m *rbm.RBM, p *products, neg *phase) (*sampler, erro
 	case CD, PCD:
 		rows := neg.rows
 		s.neg = neg
-		s.h, s.vin = newBuf(rows, nh, t.Float32), newBuf(rows, nv, t.Float32)
+		s.h, s.vin = newBuf(rows, nh, p.w32 != nil), newBuf(rows, nv, p.w32 != nil)
+		if p.w32 != nil && !p.all32 {
+			s.visForm = m.Visible.(sigmoidForm)
+			s.visCert = bernoulli.NewCertificate(nh, p.absRow, make([]float64, nv), 1, true)
+		}
 		s.pcgs = make([]*paddedPCG, (rows+blockRows-1)/blockRows)
 		s.rngs = make([]*rand.Rand, len(s.pcgs))
 		for k := range s.pcgs {
@@ -133,7 +145,7 @@ func (s *sampler) startChains() error {
 		return fmt.Errorf("initial chain states: %w", err)
 	}
 	s.neg.v.sync32(0, rows)
-	if err := s.p.allInputs(s.neg.v, rows, false, s.neg.in); err != nil {
+	if err := s.p.allInputs(s.neg.v, rows, false, s.p.all32, s.neg.in); err != nil {
 		return fmt.Errorf("initial chain states: %w", err)
 	}
 	if err := s.sampleHidden(s.neg.in, 0, rows); err != nil {
@@ -159,7 +171,6 @@ func (s *sampler) sampleHidden(in *buf, r0, r1 int) error {
 		if err := s.m.Hidden.Sample(rng, in.rows(b0, b1), s.h.rows(b0, b1), 1); err != nil {
 			return fmt.Errorf("sampling the hidden layer: %w", err)
 		}
-		s.h.sync32(b0, b1)
 		return nil
 	})
 }
@@ -190,7 +201,7 @@ func (s *sampler) sweep(ctx context.Context, k int, pos, all *phase) error {
 	m, neg, p := s.m, s.neg, s.p
 	rows, cd := neg.rows, s.method == CD
 	if cd {
-		if err := p.allInputs(pos.v, pos.rows, false, pos.in); err != nil {
+		if err := p.allInputs(pos.v, pos.rows, false, p.all32, pos.in); err != nil {
 			return err
 		}
 		if err := workers.ForRanges(rows, blockRows, func(r0, r1 int) error {
@@ -204,15 +215,14 @@ func (s *sampler) sweep(ctx context.Context, k int, pos, all *phase) error {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		if err := p.allInputs(s.h, rows, true, s.vin); err != nil {
+		s.h.sync32(0, rows)
+		cert := s.certifyVisible()
+		if err := p.allInputs(s.h, rows, true, p.all32 || cert != nil, s.vin); err != nil {
 			return err
 		}
 		if err := workers.ForRanges(rows, blockRows, func(r0, r1 int) error {
 			err := s.eachBlock(r0, r1, func(b0, b1 int, rng *rand.Rand) error {
-				if err := m.Visible.Sample(rng, s.vin.rows(b0, b1), neg.v.rows(b0, b1), 1); err != nil {
-					return fmt.Errorf("sampling the visible layer: %w", err)
-				}
-				return nil
+				return s.sampleVisible(rng, b0, b1, cert)
 			})
 			neg.v.sync32(r0, r1)
 			return err
@@ -221,9 +231,9 @@ func (s *sampler) sweep(ctx context.Context, k int, pos, all *phase) error {
 		}
 		var err error
 		if step == 0 && !cd {
-			err = p.allInputs(all.v, all.capacity(), false, all.in)
+			err = p.allInputs(all.v, all.capacity(), false, p.all32, all.in)
 		} else {
-			err = p.allInputs(neg.v, rows, false, neg.in)
+			err = p.allInputs(neg.v, rows, false, p.all32, neg.in)
 		}
 		if err != nil {
 			return err
@@ -244,6 +254,52 @@ func (s *sampler) sweep(ctx context.Context, k int, pos, all *phase) error {
 			return err
 		}
 	}
+	return nil
+}
+
+// sigmoidForm is implemented by the binary and spin layers of rbm.
+type sigmoidForm interface {
+	SigmoidForm(beta float64) (theta []float64, scale, lo, hi float64)
+}
+
+// certifyVisible returns the bounds of the float32 visible inputs for the
+// current weights and fields (bernoulli.NewCertificate: k = nh terms,
+// binary or spin hidden states), or nil when the visible inputs are not
+// certified: not a vis32 run, or weights too large for float32.
+func (s *sampler) certifyVisible() *bernoulli.Certificate {
+	if s.visCert == nil {
+		return nil
+	}
+	big := 0.0
+	for _, a := range s.p.absRow {
+		big = max(big, a) // NaN stays NaN
+	}
+	if !(big < 0x1p100) {
+		return nil
+	}
+	theta, scale, _, _ := s.visForm.SigmoidForm(1)
+	s.visCert.Set(s.p.nh, s.p.absRow, theta, scale, true)
+	return s.visCert
+}
+
+// sampleVisible draws the visible states of the chains [b0, b1) (one
+// block, with its stream rng) given their visible inputs: from the float32
+// inputs with cert (recomputing in float64 the inputs whose bound
+// straddles a decision, so the samples are those of the float64 inputs),
+// else from the float64 ones.
+func (s *sampler) sampleVisible(rng *rand.Rand, b0, b1 int, cert *bernoulli.Certificate) error {
+	v := s.neg.v.rows(b0, b1)
+	if cert == nil {
+		if err := s.m.Visible.Sample(rng, s.vin.rows(b0, b1), v, 1); err != nil {
+			return fmt.Errorf("sampling the visible layer: %w", err)
+		}
+		return nil
+	}
+	theta, scale, lo, hi := s.visForm.SigmoidForm(1)
+	bc := *cert
+	bc.Exact = func(r, u int) float64 { return s.p.visibleInput(s.h, b0+r, u) }
+	bernoulli.Sample(rng, theta, s.vin.s[b0*s.vin.cols:b1*s.vin.cols], v, scale, lo, hi, &bc)
+	s.recomputed.Add(int64(bc.Recomputed))
 	return nil
 }
 

@@ -141,7 +141,7 @@ func (ph *phase) term() term {
 // LogLikelihoodGradient).
 func (ph *phase) fill(p *products) error {
 	ph.v.sync32(0, ph.rows)
-	if err := p.allInputs(ph.v, ph.rows, false, ph.in); err != nil {
+	if err := p.allInputs(ph.v, ph.rows, false, p.all32, ph.in); err != nil {
 		return err
 	}
 	ph.means(p.m.Hidden, 0, ph.rows)
@@ -297,7 +297,7 @@ func LogLikelihoodGradient(m *rbm.RBM, data *mat.Dense, dataWeights []float64, m
 	if err := m.Validate(); err != nil {
 		return nil, fmt.Errorf("train: LogLikelihoodGradient: %w", err)
 	}
-	p := newProducts(m, false)
+	p := newProducts(m, false, false)
 	lg := newLayerGrads(m)
 	var terms []term
 	for _, ph := range []struct {

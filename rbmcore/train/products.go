@@ -1,6 +1,8 @@
 package train
 
 import (
+	"math"
+
 	"gonum.org/v1/gonum/blas"
 	"gonum.org/v1/gonum/blas/blas32"
 	"gonum.org/v1/gonum/blas/blas64"
@@ -50,57 +52,97 @@ func (b *buf) sync32(r0, r1 int) {
 }
 
 // products computes the matrix products of training with the model's
-// weights, in float64 or (Trainer.Float32) in float32 with a float32 shadow
-// copy of W refreshed after every update. Layers always see float64.
+// weights: in float64; or (Trainer.Float32) all in float32 with a float32
+// shadow copy of W refreshed after every update; or, in float64 runs of
+// models whose two layers are binary or spin (vis32), with the visible
+// inputs h·Wᵀ alone in float32 from the shadow, whose samples a
+// certificate makes identical to those of float64 products (see
+// sampler.visCert). Layers always see float64.
 //
 // Every product works on a range of its output, so that workers.ForRanges
 // can give each core its own share, with BLAS single-threaded inside each
-// worker: rows of the visible inputs and of the weight gradient (visible
-// units), columns of the hidden inputs (hidden units). With gonum's
-// pure-Go BLAS an output element does not depend on how the ranges are
-// cut, so results do not depend on the number of cores; OpenBLAS picks
-// kernels by shape and thread count, so there the split (the number of
-// cores) changes the last bits.
+// worker: rows of the weight gradient (visible units), columns of the
+// hidden and visible inputs. With gonum's pure-Go BLAS an output element
+// does not depend on how the ranges are cut, so results do not depend on
+// the number of cores; OpenBLAS picks kernels by shape and thread count,
+// so there the split (the number of cores) changes the last bits.
 type products struct {
 	m      *rbm.RBM
-	w32    []float32 // float32 shadow of W (nil in float64)
-	g32    []float32 // float32 weight-gradient rows (nil in float64)
+	all32  bool      // every product in float32 (Trainer.Float32)
+	w32    []float32 // float32 shadow of W (nil when every product is float64)
+	absRow []float64 // with w32: Σ_j |w_ij| of every visible unit i
+	g32    []float32 // float32 weight-gradient rows (all32 only)
 	nv, nh int
 }
 
-func newProducts(m *rbm.RBM, f32 bool) *products {
-	p := &products{m: m, nv: rbm.Width(m.Visible), nh: rbm.Width(m.Hidden)}
-	if f32 {
-		p.w32 = make([]float32, p.nv*p.nh)
+func newProducts(m *rbm.RBM, all32, vis32 bool) *products {
+	p := &products{m: m, all32: all32, nv: rbm.Width(m.Visible), nh: rbm.Width(m.Hidden)}
+	if all32 {
 		p.g32 = make([]float32, p.nv*p.nh)
+	}
+	if all32 || vis32 {
+		p.w32 = make([]float32, p.nv*p.nh)
+		p.absRow = make([]float64, p.nv)
 		p.refresh(0, p.nv)
 	}
 	return p
 }
 
-// refresh copies rows [i0, i1) of W into the float32 shadow (no-op in
-// float64).
+// refresh copies rows [i0, i1) of W into the float32 shadow and sets their
+// absRow (no-op without a shadow). The sums run in four parts: one would
+// chain every addition to the previous one (4 cycles each).
 func (p *products) refresh(i0, i1 int) {
 	if p.w32 == nil {
 		return
 	}
-	dst := p.w32[i0*p.nh : i1*p.nh]
-	for k, x := range p.m.W.RawMatrix().Data[i0*p.nh : i1*p.nh] {
-		dst[k] = float32(x)
+	w := p.m.W.RawMatrix().Data
+	for i := i0; i < i1; i++ {
+		row, dst := w[i*p.nh:(i+1)*p.nh], p.w32[i*p.nh:(i+1)*p.nh]
+		dst = dst[:len(row)]
+		var a0, a1, a2, a3 float64
+		k := 0
+		for ; k+4 <= len(row); k += 4 {
+			x := row[k : k+4 : k+4]
+			d := dst[k : k+4 : k+4]
+			d[0], d[1], d[2], d[3] = float32(x[0]), float32(x[1]), float32(x[2]), float32(x[3])
+			a0 += math.Abs(x[0])
+			a1 += math.Abs(x[1])
+			a2 += math.Abs(x[2])
+			a3 += math.Abs(x[3])
+		}
+		for ; k < len(row); k++ {
+			dst[k] = float32(row[k])
+			a0 += math.Abs(row[k])
+		}
+		p.absRow[i] = (a0 + a1) + (a2 + a3)
 	}
+}
+
+// visibleInput returns the float64 input h_r·w_u of visible unit u given
+// row r of the hidden states h (the exact value a certified float32 input
+// stands for).
+func (p *products) visibleInput(h *buf, r, u int) float64 {
+	s := 0.0
+	w := p.m.W.RawMatrix().Data[u*p.nh : (u+1)*p.nh]
+	for j, x := range h.f[r*p.nh : (r+1)*p.nh] {
+		s += x * w[j]
+	}
+	return s
 }
 
 // inputs sets columns [c0, c1) of the first rows rows of out to those of
 // x·W, the hidden units' inputs given visible states x (toVisible false:
 // x has nv columns, out nh), or of x·Wᵀ, the visible units' inputs given
-// hidden states (toVisible true: x has nh columns, out nv). In float32 the
-// shadow of x must be current.
+// hidden states (toVisible true: x has nh columns, out nv). With f32 the
+// product runs in float32 on the shadows of x (which must be current) and
+// W, into out's shadow, converted to float64 only when every product is
+// float32 (certified visible inputs are sampled from the float32 values).
 //
 // The products are split by columns of the output, that is by columns of
 // W or by rows of W, not by rows of x: each core then packs only its share
 // of W. With the 50-row halves of a 100-row batch, packing all of W made
 // the products about half as fast per flop (OpenBLAS, this machine).
-func (p *products) inputs(x *buf, rows, c0, c1 int, toVisible bool, out *buf) {
+func (p *products) inputs(x *buf, rows, c0, c1 int, toVisible, f32 bool, out *buf) {
 	if c1 <= c0 || rows <= 0 {
 		return
 	}
@@ -112,13 +154,16 @@ func (p *products) inputs(x *buf, rows, c0, c1 int, toVisible bool, out *buf) {
 		k, n, t = p.nh, p.nv, blas.Trans
 		r, c, lo, hi = c1-c0, p.nh, c0*p.nh, c1*p.nh
 	}
-	if p.w32 == nil {
+	if !f32 {
 		w := blas64.General{Rows: r, Cols: c, Stride: p.nh, Data: p.m.W.RawMatrix().Data[lo:hi]}
 		blas64.Gemm(blas.NoTrans, t, 1, general(x.f, rows, k), w, 0, columns(out.f, rows, n, c0, c1))
 		return
 	}
 	w := blas32.General{Rows: r, Cols: c, Stride: p.nh, Data: p.w32[lo:hi]}
 	blas32.Gemm(blas.NoTrans, t, 1, general32(x.s, rows, k), w, 0, blas32.General{Rows: rows, Cols: c1 - c0, Stride: n, Data: out.s[c0 : (rows-1)*n+c1]})
+	if !p.all32 {
+		return
+	}
 	for row := 0; row < rows; row++ {
 		for j, y := range out.s[row*n+c0 : row*n+c1] {
 			out.f[row*n+c0+j] = float64(y)
@@ -131,11 +176,10 @@ func (p *products) inputs(x *buf, rows, c0, c1 int, toVisible bool, out *buf) {
 const inputCols = 8
 
 // allInputs sets the first rows rows of out to x·W (toVisible false) or
-// x·Wᵀ, column ranges on the cores (workers.ForRanges); in float32 the
-// shadow of x must be current.
-func (p *products) allInputs(x *buf, rows int, toVisible bool, out *buf) error {
+// x·Wᵀ, column ranges on the cores (workers.ForRanges); see inputs.
+func (p *products) allInputs(x *buf, rows int, toVisible, f32 bool, out *buf) error {
 	return workers.ForRanges(out.cols, inputCols, func(c0, c1 int) error {
-		p.inputs(x, rows, c0, c1, toVisible, out)
+		p.inputs(x, rows, c0, c1, toVisible, f32, out)
 		return nil
 	})
 }

@@ -248,7 +248,7 @@ func TestPenaltiesFiniteDifferences(t *testing.T) {
 	// step (lr 0) leaving W as it is: the generic loops (step without the
 	// scan) and plain SGD's fused loop (step with the scan).
 	for _, fused := range []bool{false, true} {
-		r := &run{t: cfg, m: m, lg: newLayerGrads(m), dir: newGradient(m), prod: newProducts(m, false)}
+		r := &run{t: cfg, m: m, lg: newLayerGrads(m), dir: newGradient(m), prod: newProducts(m, false, false)}
 		r.params, r.names = modelParams(m)
 		r.frozen, r.backup = make([]bool, len(r.params)), zerosLike(r.params)
 		r.opt, _ = newOptimizer(&cfg, r.params)

@@ -85,6 +85,14 @@ type Trainer struct {
 	// with OpenBLAS); parameters, updates and layer computations stay in
 	// float64, and PT's replicas (rbm.Tempering) stay float64. The rounding
 	// (relative 6e-8) is far below the sampling noise of the gradient.
+	//
+	// Without Float32 every result is that of float64 products. CD/PCD runs
+	// whose two layers are binary or spin still compute the visible inputs
+	// of the sweeps in float32, but only to sample from them, with a
+	// rigorous error bound under which each sample is decided for every
+	// input the bound allows; the rare undecided ones are recomputed in
+	// float64, so every sample is the one float64 products give (the
+	// engine's certified products, rbm.Chains.Products).
 	Float32 bool
 	// Centred uses centred gradients (Melchior, Fischer & Wiskott 2016):
 	// the weight gradient is taken on v − µ and h − λ, with µ the data mean
@@ -157,6 +165,10 @@ type Trainer struct {
 	// from it.
 	Checkpoint      string
 	CheckpointEvery int
+
+	// float64Visible turns the certified float32 visible inputs off (tests
+	// compare the two).
+	float64Visible bool
 }
 
 // Update describes one completed parameter update (see Trainer.OnUpdate).
@@ -421,7 +433,10 @@ func isCurvature(name string) bool {
 func (r *run) prepare() error {
 	var err error
 	r.backup = zerosLike(r.params)
-	r.prod = newProducts(r.m, r.t.Float32)
+	_, visSig := r.m.Visible.(sigmoidForm)
+	_, hidSig := r.m.Hidden.(sigmoidForm)
+	vis32 := !r.t.Float32 && !r.t.float64Visible && visSig && hidSig && (r.t.Method == CD || r.t.Method == PCD)
+	r.prod = newProducts(r.m, r.t.Float32, vis32)
 	nv, nh, batch := r.prod.nv, r.prod.nh, r.t.Batch
 	var neg *phase
 	switch r.t.Method {
