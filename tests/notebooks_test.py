@@ -72,7 +72,7 @@ REQUIRED_PASS = {
         "R-RBM prototypical regime",
         "R-RBM compositional regime",
         "R-RBM intricate regime",
-        "Table II: RBM (λ₁² = 0.1), pair features",
+        "Table II: RBM (λ₁² = 0.025), pair features",
         "Fig. 12: RBM",
         "Fig. 12: PCA",
         "Fig. 12: FastICA",
