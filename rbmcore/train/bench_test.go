@@ -17,7 +17,9 @@ const fashionMNIST = "/usr/share/datasets/fashion-mnist/train-images-idx3-ubyte.
 // (60000 × 784 pixels scaled to [0, 1]), M = 500 binary hidden units,
 // minibatches of 100, 100 persistent chains, one Gibbs sweep per update,
 // plain SGD: the settings of scikit-learn's BernoulliRBM in
-// tests/bench_train.py; sub-benchmarks with float64 and float32 products.
+// tests/bench_train.py. Sub-benchmarks: float64 (the default: float64
+// results, with the visible inputs in certified float32), allfloat64 (every
+// product in float64, the same results), float32 (Trainer.Float32).
 // HARMONIUM_FASHION overrides the data path.
 func BenchmarkPCDEpochFashionMNIST(b *testing.B) {
 	path := os.Getenv("HARMONIUM_FASHION")
@@ -31,13 +33,15 @@ func BenchmarkPCDEpochFashionMNIST(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	for _, f32 := range []bool{false, true} {
-		name := map[bool]string{false: "float64", true: "float32"}[f32]
-		b.Run(name, func(b *testing.B) {
+	for _, c := range []struct {
+		name            string
+		f32, f64Visible bool
+	}{{"float64", false, false}, {"allfloat64", false, true}, {"float32", true, false}} {
+		b.Run(c.name, func(b *testing.B) {
 			cpu0 := cpuSeconds()
 			for i := 0; i < b.N; i++ {
 				m := rbm.New(rbm.Binary(784), rbm.Binary(500), rbm.Seed(uint64(i)))
-				tr := Trainer{Method: PCD, K: 1, Chains: 100, Batch: 100, Epochs: 1, LR: 0.1, Seed: uint64(i), Float32: f32,
+				tr := Trainer{Method: PCD, K: 1, Chains: 100, Batch: 100, Epochs: 1, LR: 0.1, Seed: uint64(i), Float32: c.f32, float64Visible: c.f64Visible,
 					Monitor: Monitor{PLEvery: -1, ReconEvery: -1}}
 				if _, err := tr.Fit(context.Background(), m, set); err != nil {
 					b.Fatal(err)
