@@ -33,6 +33,7 @@ REQUIRED_PASS = {
         "held-out log PL per pixel",
         "held-out reconstruction error",
         "mean pixel density of model samples",
+        "mean pixel density of the PCD persistent chains",
         "max |J| difference, Eq. 15b",
         "NRMSE of the Hopfield approximation",
         "held-out log-likelihood",
