@@ -76,7 +76,9 @@ func (s *Solution) Responses() *mat.Dense {
 // Eq19Weights returns the block weights rebuilt from the replica order
 // parameters by Eq. 19 (sums over µ removed, catalogue 003-Q4):
 //
-//	γ u^b(σ) = (1/K) Σ_k σ_k ⟨H^k_b⟩ − (1/Ω) Σ_ω ⟨v(σ)⟩^ω ⟨h_b⟩^ω.
+//	γ u^b(σ) = (1/K) Σ_k σ_k ⟨H^k_b⟩ − Σ_ω π_ω ⟨v(σ)⟩^ω ⟨h_b⟩^ω,
+//
+// with the state weights π_ω of StateWeights (1/Ω in the paper).
 //
 // At a solution of mode Exact they equal the block weights.
 func (s *Solution) Eq19Weights() []Block {
@@ -84,6 +86,7 @@ func (s *Solution) Eq19Weights() []Block {
 	k, c := cl.K, len(cl.F)
 	hk := s.Responses()
 	g := s.Problem.Gamma
+	pi := s.StateWeights()
 	out := make([]Block, len(s.Blocks))
 	for b, bl := range s.Blocks {
 		u := make([]float64, c)
@@ -93,12 +96,8 @@ func (s *Solution) Eq19Weights() []Block {
 				x += cl.Sigma[j*k+l] * hk.At(b, l)
 			}
 			x /= float64(k)
-			m := 0.0
-			for _, st := range s.States {
-				m += st.V[j] * st.H[b]
-			}
-			if len(s.States) > 0 {
-				x -= m / float64(len(s.States))
+			for w, st := range s.States {
+				x -= pi[w] * st.V[j] * st.H[b]
 			}
 			u[j] = x / g
 		}

@@ -39,7 +39,12 @@
 // We follow the catalogue: Exact is the default, DataSpan reproduces the
 // paper's parametrisation, and both agree exactly in the paramagnetic phase.
 //
-// The Ω states are mixed with equal weights 1/Ω, the paper's rule (Eq. 21).
+// By default the Ω states are mixed with equal weights 1/Ω, the paper's
+// printed rule (Eq. 21). Problem.LabelledEqual = true instead weights
+// each state by the share of the data points that reach it, |From_ω|/K
+// (catalogue 003-Q3); the two agree when every data point has its own state
+// and differ when data points share one (a state no data point reaches gets
+// weight 0 then).
 // The states are the distinct stable saddle points reached by Mattis
 // initialisation at the data points (Appendix F); during a sweep a state
 // continued from the previous γ is kept while it stays a stable minimum of

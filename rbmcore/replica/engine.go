@@ -26,6 +26,8 @@ type engine struct {
 	alpha       float64
 	gamma       float64
 	phi         []float64
+	labelled    bool      // Problem.LabelledEqual
+	pw          []float64 // Ω state weights π_ω of Eq. 21 (1/Ω, or |From_ω|/K set by loadStates)
 
 	z       []float64 // unknowns
 	u       []float64 // B×C class weights
@@ -48,7 +50,7 @@ type engine struct {
 
 func newEngine(p *Problem, phi []float64) *engine {
 	cl := p.Classes
-	e := &engine{cl: cl, k: cl.K, c: len(cl.F), b: len(phi), mode: p.Mode, alpha: p.Alpha, gamma: p.Gamma}
+	e := &engine{cl: cl, k: cl.K, c: len(cl.F), b: len(phi), mode: p.Mode, alpha: p.Alpha, gamma: p.Gamma, labelled: p.LabelledEqual}
 	e.phi = append([]float64(nil), phi...)
 	e.d = e.c
 	if e.mode == DataSpan {
@@ -62,9 +64,14 @@ func newEngine(p *Problem, phi []float64) *engine {
 	return e
 }
 
-// setStates sizes the buffers for om states.
+// setOmega sizes the buffers for om states and gives each state the weight
+// 1/Ω (loadStates sets those of Problem.LabelledEqual).
 func (e *engine) setOmega(om int) {
 	e.om = om
+	e.pw = resize(e.pw, om)
+	for w := range e.pw {
+		e.pw[w] = 1 / float64(om)
+	}
 	n := e.b*e.d + om*e.b
 	if cap(e.z) < n {
 		old := e.z
@@ -163,10 +170,6 @@ func (e *engine) eval() (r20, r21, rsolved float64) {
 			r20 = math.Max(r20, math.Abs(rr))
 		}
 	}
-	pi := 0.0
-	if e.om > 0 {
-		pi = 1 / float64(e.om)
-	}
 	ik := 1 / float64(k)
 	for b := 0; b < nb; b++ {
 		for j := 0; j < c; j++ {
@@ -177,9 +180,9 @@ func (e *engine) eval() (r20, r21, rsolved float64) {
 			g *= ik
 			m := 0.0
 			for w := 0; w < e.om; w++ {
-				m += e.v[w*c+j] * h[w*nb+b]
+				m += e.pw[w] * e.v[w*c+j] * h[w*nb+b]
 			}
-			g -= pi*m + e.gamma*e.u[b*c+j]
+			g -= m + e.gamma*e.u[b*c+j]
 			e.g[b*c+j] = g
 			r21 = math.Max(r21, math.Abs(g))
 		}
@@ -218,10 +221,6 @@ func (e *engine) jacobian() {
 	for i := range jf {
 		jf[i] = 0
 	}
-	pi := 0.0
-	if om > 0 {
-		pi = 1 / float64(om)
-	}
 	ik := 1 / float64(k)
 	al := e.alpha
 	hcol := nb * c // first h column
@@ -243,6 +242,7 @@ func (e *engine) jacobian() {
 			// state term, diagonal in the class j
 			for w := 0; w < om; w++ {
 				hw := h[w*nb : (w+1)*nb]
+				pi := e.pw[w]
 				coef := pi * hw[b] * e.dv[w*c+j] * al
 				for b2 := 0; b2 < nb; b2++ {
 					row[b2*c+j] -= coef * e.phi[b2] * hw[b2]

@@ -285,7 +285,13 @@ func checkResiduals(t *testing.T, s *Solution) {
 				rhs += cl.Sigma[j*k+l] * math.Tanh(in) / float64(k)
 			}
 			for _, st := range s.States {
-				rhs -= st.V[j] * st.H[b] / float64(len(s.States))
+				// state weight: 1/Ω (paper), or the share of the data
+				// points reaching the state (LabelledEqual)
+				pi := 1 / float64(len(s.States))
+				if s.Problem.LabelledEqual {
+					pi = float64(len(st.From)) / float64(k)
+				}
+				rhs -= pi * st.V[j] * st.H[b]
 			}
 			if d := math.Abs(lhs - rhs); d > 1e-10 {
 				t.Fatalf("γ = %g: Eq. 21 block %d class %d off by %g", s.Problem.Gamma, b, j, d)
@@ -377,19 +383,34 @@ func checkReplica(t *testing.T, s *Solution) {
 	}
 }
 
-// The analytic Jacobian agrees with central finite differences (both modes).
+// The analytic Jacobian agrees with central finite differences (both modes,
+// and with unequal state weights as under LabelledEqual, one of them 0).
 func TestJacobian(t *testing.T) {
 	cl := mustClasses(t, Tree{Children: []int{3}, Flip: []float64{0.3}})
 	rng := rand.New(rand.NewPCG(3, 4))
-	for _, mode := range []Mode{Exact, DataSpan} {
-		p := Problem{Classes: cl, Alpha: 0.7, Gamma: 0.1, Mode: mode}
+	for _, tc := range []struct {
+		mode     Mode
+		labelled bool
+	}{{Exact, false}, {DataSpan, false}, {Exact, true}, {DataSpan, true}} {
+		mode := tc.mode
+		p := Problem{Classes: cl, Alpha: 0.7, Gamma: 0.1, Mode: mode, LabelledEqual: tc.labelled}
 		e := newEngine(&p, []float64{0.6, 0.4})
 		if mode == DataSpan {
 			if err := e.initDataSpan(); err != nil {
 				t.Fatal(err)
 			}
 		}
-		e.setOmega(2)
+		// data points 0 and 1 share state 0, state 2 has none
+		e.loadStates([]rawState{{h: make([]float64, 2), from: []int{0, 1}}, {h: make([]float64, 2), from: []int{2}}, {h: make([]float64, 2)}})
+		want := []float64{1.0 / 3, 1.0 / 3, 1.0 / 3}
+		if tc.labelled {
+			want = []float64{2.0 / 3, 1.0 / 3, 0}
+		}
+		for w, x := range want {
+			if math.Abs(e.pw[w]-x) > 1e-15 {
+				t.Fatalf("LabelledEqual %v: state weights %v, want %v", tc.labelled, e.pw, want)
+			}
+		}
 		for i := range e.z {
 			e.z[i] = rng.NormFloat64()
 		}
@@ -409,7 +430,7 @@ func TestJacobian(t *testing.T) {
 			for r := 0; r < n; r++ {
 				fd := (r0[r] - e.r[r]) / 2e-6
 				if d := math.Abs(fd - jac[r*n+c]); d > 1e-6*(1+math.Abs(fd)) {
-					t.Fatalf("%v: J[%d,%d] = %g, finite difference %g", mode, r, c, jac[r*n+c], fd)
+					t.Fatalf("%v, LabelledEqual %v: J[%d,%d] = %g, finite difference %g", mode, tc.labelled, r, c, jac[r*n+c], fd)
 				}
 			}
 		}
@@ -775,6 +796,7 @@ func TestStructuredSolve(t *testing.T) {
 	p := Problem{Classes: cl, Alpha: 0.8, Gamma: 0.05}
 	e := newEngine(&p, []float64{0.3, 0.2, 0.1, 0.15, 0.25})
 	e.setOmega(3)
+	e.pw[0], e.pw[1], e.pw[2] = 0.5, 0, 1.0/3 // unequal state weights (LabelledEqual)
 	for i := range e.z {
 		e.z[i] = rng.NormFloat64()
 	}

@@ -34,15 +34,31 @@ func (m Mode) String() string {
 
 // Problem fixes the data (through its class table), the aspect ratio
 // α = M/N, the regularisation γ and the numerical options. The zero values
-// of Mode, Tol, MaxNewton and MaxRelax mean Exact, 1e-11, 60 and 20000.
+// of Mode, LabelledEqual, Tol, MaxNewton and MaxRelax mean Exact, the
+// paper's state weights 1/Ω, 1e-11, 60 and 20000.
 type Problem struct {
-	Classes   *Classes
-	Alpha     float64 // M/N > 0
-	Gamma     float64 // regularisation strength > 0
-	Mode      Mode
-	Tol       float64 // max residual of Eqs. 20 and 21 (solved rows) at a solution
-	MaxNewton int     // Newton steps per state configuration
-	MaxRelax  int     // relaxation steps when Newton fails from the start (default 20000)
+	Classes *Classes
+	Alpha   float64 // M/N > 0
+	Gamma   float64 // regularisation strength > 0
+	Mode    Mode    // parametrisation of the weights
+	// LabelledEqual selects the weight π_ω of each state ω in the model term
+	// of Eq. 21, ⟨v h⟩ = Σ_ω π_ω ⟨v⟩^ω⟨h⟩^ω (catalogue item 003-Q3). False
+	// (the default) is the paper's printed rule (Eqs. 15–17, 21): each of
+	// the Ω distinct states gets π_ω = 1/Ω, however many data points reach
+	// it. True counts each data point's Mattis state with weight 1/K:
+	// π_ω = |From_ω|/K, the share of the data points whose Mattis
+	// initialisation reaches ω, as the data term (1/K) Σ_k weighs the data
+	// points. The two agree when every data point has its own state
+	// (Ω = K) and differ when data points share a state. A state that no
+	// data point reaches (a state continued by Sweep while it stays stable)
+	// gets π_ω = 0: a metastable state of the model that the data do not
+	// select stays a solution of Eq. 20 without entering Eq. 21. Data points
+	// whose Mattis iteration ends paramagnetic (⟨v⟩ = ⟨h⟩ = 0) contribute
+	// nothing, so Σ_ω π_ω can be below 1.
+	LabelledEqual bool
+	Tol           float64 // max residual of Eqs. 20 and 21 (solved rows) at a solution
+	MaxNewton     int     // Newton steps per state configuration
+	MaxRelax      int     // relaxation steps when Newton fails from the start (default 20000)
 }
 
 func (p *Problem) check() error {
@@ -269,14 +285,32 @@ func (e *engine) initDataSpan() error {
 	return nil
 }
 
-// loadStates sets the state unknowns from a state search.
+// loadStates sets the state unknowns from a state search, and the state
+// weights of mode LabelledEqual from the data points that reach each state.
 func (e *engine) loadStates(st []rawState) {
 	nb := e.b
 	e.setOmega(len(st))
 	h := e.hOf()
 	for w, s := range st {
 		copy(h[w*nb:(w+1)*nb], s.h)
+		if e.labelled {
+			e.pw[w] = float64(len(s.from)) / float64(e.k)
+		}
 	}
+}
+
+// sameWeights reports whether the state weights of st (same order as the
+// solved states) equal the ones the solved states were solved with.
+func (e *engine) sameWeights(st []rawState) bool {
+	if !e.labelled {
+		return true
+	}
+	for w, s := range st {
+		if float64(len(s.from))/float64(e.k) != e.pw[w] {
+			return false
+		}
+	}
+	return true
 }
 
 // sameStates reports whether the searched states coincide with the solved ones.
@@ -330,7 +364,7 @@ func (e *engine) solve(ctx context.Context, p *Problem, predicted []rawState) (*
 		stable, allStable := e.stableStates()
 		found = e.mattis(stable)
 		var same bool
-		if st, same = nextStates(stable, allStable, found); same {
+		if st, same = nextStates(stable, allStable, found); same && e.sameWeights(st) {
 			break
 		}
 	}
@@ -441,10 +475,7 @@ func (s *Solution) residuals() (r20, r21 float64) {
 	cl := s.Problem.Classes
 	k, c := cl.K, len(cl.F)
 	al, g := s.Problem.Alpha, s.Problem.Gamma
-	pi := 0.0
-	if len(s.States) > 0 {
-		pi = 1 / float64(len(s.States))
-	}
+	pi := s.StateWeights()
 	for _, st := range s.States {
 		for j := 0; j < c; j++ {
 			a := 0.0
@@ -476,13 +507,27 @@ func (s *Solution) residuals() (r20, r21 float64) {
 				x += cl.Sigma[j*k+l] * hk[l]
 			}
 			x /= float64(k)
-			for _, st := range s.States {
-				x -= pi * st.V[j] * st.H[b]
+			for w, st := range s.States {
+				x -= pi[w] * st.V[j] * st.H[b]
 			}
 			r21 = math.Max(r21, math.Abs(x-g*bl.U[j]))
 		}
 	}
 	return r20, r21
+}
+
+// StateWeights returns the weight π_ω of each state in Eq. 21 under
+// Problem.LabelledEqual: 1/Ω (false, the paper's rule) or |From_ω|/K (true).
+func (s *Solution) StateWeights() []float64 {
+	pi := make([]float64, len(s.States))
+	for w, st := range s.States {
+		if s.Problem.LabelledEqual {
+			pi[w] = float64(len(st.From)) / float64(s.Problem.Classes.K)
+		} else {
+			pi[w] = 1 / float64(len(s.States))
+		}
+	}
+	return pi
 }
 
 // mattisFrom maps each solved state to the data points whose Mattis

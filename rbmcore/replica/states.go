@@ -426,16 +426,18 @@ func (e *engine) stableStates() ([]rawState, bool) {
 }
 
 // nextStates returns the state set for the next round: the stable solved
-// states (stableStates; allStable whether all solved states are) together
-// with the states found by the Mattis search; and whether it equals the
-// solved set.
+// states (stableStates; allStable whether all solved states are), each with
+// the data points of the found state it coincides with, together with the
+// other states found by the Mattis search; and whether it equals the solved
+// set.
 func nextStates(stable []rawState, allStable bool, found []rawState) ([]rawState, bool) {
 	next := stable
 	same := allStable
 	for _, s := range found {
 		known := false
-		for _, t := range stable {
-			if stateDist(s.v, s.h, t.v, t.h) < stateMergeTol {
+		for i := range stable {
+			if t := &stable[i]; stateDist(s.v, s.h, t.v, t.h) < stateMergeTol {
+				t.from = append(t.from, s.from...)
 				known = true
 				break
 			}

@@ -28,10 +28,7 @@ func (e *engine) structuredSolve() bool {
 	m2 := ny + nh + 1 // columns: U, J_uh, r_u
 	nr := ny + nh
 	h := e.hOf()
-	pi := 0.0
-	if om > 0 {
-		pi = 1 / float64(om)
-	}
+	pi := e.pw // state weights π_ω
 	al := e.alpha
 	// A fresh factorisation each time: it is kept (immutable) for chord
 	// steps, also by the Solution for the next continuation step.
@@ -44,7 +41,7 @@ func (e *engine) structuredSolve() bool {
 	piv := fa.piv
 	ik := 1 / float64(k)
 	// right-hand sides, in class-major order: Y[(c,b), :] = [U | J_uh | −r_u],
-	// J_uh[(b,c), (ω,b')] = −(1/Ω)[α h_ωb dv_ωc φ_b' u_b'c + δ_bb' v_ωc]
+	// J_uh[(b,c), (ω,b')] = −π_ω[α h_ωb dv_ωc φ_b' u_b'c + δ_bb' v_ωc]
 	y := fa.y
 	for b := 0; b < nb; b++ {
 		for cc := 0; cc < c; cc++ {
@@ -53,18 +50,18 @@ func (e *engine) structuredSolve() bool {
 				row[b*k+l] = sig[cc*k+l] * e.dhk[b*k+l] * ik
 			}
 			for w := 0; w < om; w++ {
-				coef := pi * h[w*nb+b] * e.dv[w*c+cc] * al
+				coef := pi[w] * h[w*nb+b] * e.dv[w*c+cc] * al
 				dst := row[ny+w*nb : ny+(w+1)*nb]
 				for b2 := range dst {
 					dst[b2] = -coef * e.phi[b2] * e.u[b2*c+cc]
 				}
-				dst[b] -= pi * e.v[w*c+cc]
+				dst[b] -= pi[w] * e.v[w*c+cc]
 			}
 			row[m2-1] = -e.r[b*c+cc]
 		}
 	}
 	// E_c and Y ← E_c⁻¹ Y, class by class:
-	// E_c[b,b'] = −γ δ_bb' − (α/Ω) Σ_ω h_ωb dv_ωc φ_b' h_ωb'
+	// E_c[b,b'] = −γ δ_bb' − α Σ_ω π_ω h_ωb dv_ωc φ_b' h_ωb'
 	for cc := 0; cc < c; cc++ {
 		ec := fa.ec[cc*nb*nb : (cc+1)*nb*nb]
 		for b := 0; b < nb; b++ {
@@ -75,7 +72,7 @@ func (e *engine) structuredSolve() bool {
 			row[b] = -e.gamma
 			for w := 0; w < om; w++ {
 				hw := h[w*nb : (w+1)*nb]
-				coef := pi * hw[b] * e.dv[w*c+cc] * al
+				coef := pi[w] * hw[b] * e.dv[w*c+cc] * al
 				for b2 := range row {
 					row[b2] -= coef * e.phi[b2] * hw[b2]
 				}

@@ -268,7 +268,7 @@ func continueTo(ctx context.Context, cur *Solution, hist []*Solution, g float64,
 	blocks := cur.Blocks
 	states := make([]rawState, len(cur.States))
 	for w, st := range cur.States {
-		states[w] = rawState{v: st.V, h: append([]float64(nil), st.H...)}
+		states[w] = rawState{v: st.V, h: append([]float64(nil), st.H...), from: st.From}
 	}
 	if len(hist) > 0 {
 		pts := append([]*Solution{cur}, hist...)
