@@ -103,3 +103,26 @@ func ExampleBAMLP() {
 	fmt.Printf("%d admissible patterns, optimum Σ x∘y = %.2f\n", len(pats), mix.Objective)
 	// Output: 32 admissible patterns, optimum Σ x∘y = 8.16
 }
+
+// Data points 0 and 1 agree on 85 % of the sites and share a thermodynamic
+// state; data point 2 is orthogonal to both and its mean-field iteration
+// ends paramagnetic. The paper's rule gives the one state the weight 1/Ω = 1;
+// Problem.LabelledEqual gives it its share of the data points, 2/3, which
+// changes the solution.
+func ExampleProblem_labelledEqual() {
+	cl, _ := replica.NewClasses([][]float64{{1, 1, 1}, {1, 1, -1}, {1, -1, 1}, {1, -1, -1}}, []float64{0.425, 0.425, 0.075, 0.075})
+	start := replica.KoskoBlocks(cl, &replica.BAMMixture{Patterns: [][]float64{{1, 1, 0}, {0, 0, 1}}, Psi: []float64{0.5, 0.5}}, 1)
+	for _, labelled := range []bool{false, true} {
+		p := replica.Problem{Classes: cl, Alpha: 0.8, Gamma: 0.1, LabelledEqual: labelled}
+		sol, err := replica.Solve(context.Background(), p, start)
+		if err != nil {
+			fmt.Println(err)
+			return
+		}
+		fmt.Printf("LabelledEqual %v: states reached from %v, weights %.3f, u(+++) = %.4f, residuals < 1e-10: %v\n",
+			labelled, sol.States[0].From, sol.StateWeights(), sol.Blocks[0].U[0], sol.Res20 < 1e-10 && sol.Res21 < 1e-10)
+	}
+	// Output:
+	// LabelledEqual false: states reached from [0 1], weights [1.000], u(+++) = 2.0807, residuals < 1e-10: true
+	// LabelledEqual true: states reached from [0 1], weights [0.667], u(+++) = 2.3855, residuals < 1e-10: true
+}
