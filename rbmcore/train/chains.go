@@ -51,9 +51,9 @@ type paddedPCG struct {
 }
 
 // sampler provides the model phase of an update. CD and PCD run their
-// block-Gibbs sweeps here (sweep), with one random
-// stream per block of blockRows chains; PT uses rbm.Tempering and Exact
-// the exact model average.
+// block-Gibbs sweeps here (sweep), with one random stream per block of
+// blockRows chains; PT uses rbm.Tempering and Exact the exact model
+// average.
 type sampler struct {
 	method string
 	m      *rbm.RBM
@@ -195,8 +195,8 @@ func (s *sampler) sampleHidden(in *buf, r0, r1 int) error {
 // them; PCD starts from the persistent (v, h), and its first product v·W
 // covers the minibatch and the chains at once. The sampling runs on row
 // ranges of the chains and the products on column ranges of their outputs
-// (products.inputs), with a barrier between. ctx is checked before each sweep, when (v, h) are
-// consistent.
+// (products.inputs), with a barrier between. ctx is checked before each
+// sweep, when (v, h) are consistent.
 func (s *sampler) sweep(ctx context.Context, k int, pos, all *phase) error {
 	m, neg, p := s.m, s.neg, s.p
 	rows, cd := neg.rows, s.method == CD
