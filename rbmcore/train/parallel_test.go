@@ -151,14 +151,7 @@ func TestPCDChainsSampleTheModel(t *testing.T) {
 	}
 	set := &data.Set{X: states, Kind: data.KindBinary, Q: 1, Source: "states"}
 	tr := Trainer{Method: PCD, Chains: 64, Batch: 16, LR: 1e-300, Seed: 9, Monitor: Monitor{PLEvery: -1, ReconEvery: -1}}
-	r, err := tr.newRun(m, set)
-	if err != nil {
-		t.Fatal(err)
-	}
-	r.snapshot()
-	if err := r.prepare(); err != nil {
-		t.Fatal(err)
-	}
+	r := preparedRun(t, tr, m, set)
 	count := make([]float64, len(p))
 	n := 0
 	for epoch := 1; epoch <= 400; epoch++ {
@@ -189,4 +182,19 @@ func TestPCDChainsSampleTheModel(t *testing.T) {
 			t.Errorf("state %d: chain frequency %.4f, exact probability %.4f (±%.4f)", s, got, want, sd)
 		}
 	}
+}
+
+// preparedRun returns the run of tr on m and set, ready for update or loop
+// (without Fit's initialisation, so the model is trained as given).
+func preparedRun(t *testing.T, tr Trainer, m *rbm.RBM, set *data.Set) *run {
+	t.Helper()
+	r, err := tr.newRun(m, set)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.snapshot()
+	if err := r.prepare(); err != nil {
+		t.Fatal(err)
+	}
+	return r
 }

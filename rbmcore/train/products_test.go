@@ -58,14 +58,7 @@ func TestCertifiedVisibleInputs(t *testing.T) {
 			tr.Method, tr.K, tr.Chains, tr.Batch, tr.Epochs, tr.LR, tr.Seed = c.method, 2, 20, 20, c.epochs, 0.05, 3
 			tr.Monitor = Monitor{PLEvery: -1, ReconEvery: -1}
 			m := model()
-			r, err := tr.newRun(m, set)
-			if err != nil {
-				t.Fatal(err)
-			}
-			r.snapshot()
-			if err := r.prepare(); err != nil {
-				t.Fatal(err)
-			}
+			r := preparedRun(t, tr, m, set)
 			if _, err := r.loop(context.Background()); err != nil {
 				t.Fatalf("%s: %v", c.name, err)
 			}
