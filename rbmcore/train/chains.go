@@ -68,7 +68,7 @@ type sampler struct {
 	pcgs   []*paddedPCG
 	rngs   []*rand.Rand
 	// Certified float32 visible inputs (products with vis32): the visible
-	// layer's sigmoid form, the bounds (refreshed before every sweep) and
+	// layer's sigmoid form, the bounds (refreshed before every update) and
 	// the number of straddling inputs recomputed in float64.
 	visForm    sigmoidForm
 	visCert    *bernoulli.Certificate
@@ -211,12 +211,12 @@ func (s *sampler) sweep(ctx context.Context, k int, pos, all *phase) error {
 			return err
 		}
 	}
+	cert := s.certifyVisible() // W and the fields are fixed during the sweeps
 	for step := 0; step < k; step++ {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
 		s.h.sync32(0, rows)
-		cert := s.certifyVisible()
 		if err := p.allInputs(s.h, rows, true, p.all32 || cert != nil, s.vin); err != nil {
 			return err
 		}
