@@ -1,0 +1,103 @@
+#include "textflag.h"
+
+// Offsets in ·avx2Consts (exp_amd64.go), 32 bytes (4 float64) each.
+#define C_INVLN2T 0
+#define C_SHIFT 32
+#define C_LN2HIT 64
+#define C_LN2LOT 96
+#define C_C2 128
+#define C_C6 160
+#define C_C24 192
+#define C_C120 224
+#define C_ONE 256
+#define C_LO 288
+#define C_HI 320
+#define C_IDXMASK 352
+#define C_SIGN 384
+
+// func cpuid(leaf, sub uint32) (eax, ebx, ecx, edx uint32)
+TEXT ·cpuid(SB), NOSPLIT, $0-24
+	MOVL leaf+0(FP), AX
+	MOVL sub+4(FP), CX
+	CPUID
+	MOVL AX, eax+8(FP)
+	MOVL BX, ebx+12(FP)
+	MOVL CX, ecx+16(FP)
+	MOVL DX, edx+20(FP)
+	RET
+
+// func xgetbv0() uint32
+TEXT ·xgetbv0(SB), NOSPLIT, $0-4
+	XORL CX, CX
+	XGETBV
+	MOVL AX, ret+0(FP)
+	RET
+
+// func sigmoidAddAVX2(out, x, th []float64) int
+//
+// Each step mirrors a line of Exp (exp.go) and Sigmoid (mathx.go): the
+// same IEEE operations on the same operands in the same order, without
+// FMA, so every lane gets the bits of the scalar code. Exp's exponent
+// 2^m is added to the bits of y as m<<52; the scalar takes m = n>>8 from
+// n = the low 32 bits of kd as int32, here the 64-bit lane of kd is shifted
+// logically: both give bits 8..19 of k (the low 51 bits of kd's bits hold k
+// in two's complement) at bits 52..63, the only bits of m that survive the
+// shift by 52.
+TEXT ·sigmoidAddAVX2(SB), NOSPLIT, $0-80
+	MOVQ out_base+0(FP), DI
+	MOVQ out_len+8(FP), CX
+	MOVQ x_base+24(FP), SI
+	MOVQ th_base+48(FP), DX
+	LEAQ ·avx2Consts(SB), R9
+	LEAQ ·exp2Table(SB), R8
+	XORQ AX, AX
+	VMOVUPD C_ONE(R9), Y15
+
+loop:
+	LEAQ 4(AX), BX
+	CMPQ BX, CX
+	JGT  done
+	VMOVUPD (SI)(AX*8), Y0
+	VADDPD  (DX)(AX*8), Y0, Y0     // a = x + th
+	VCMPPD  $0x1e, C_LO(R9), Y0, Y1 // a > -709.78 (GT_OQ: false for NaN)
+	VCMPPD  $0x11, C_HI(R9), Y0, Y2 // a < 708 (LT_OQ)
+	VANDPD  Y1, Y2, Y1
+	VMOVMSKPD Y1, R10
+	CMPQ R10, $15
+	JNE  done                      // a lane for math.Exp: the caller does it
+	VXORPD  C_SIGN(R9), Y0, Y0     // z = -a, the argument of Exp
+	VMULPD  C_INVLN2T(R9), Y0, Y1
+	VADDPD  C_SHIFT(R9), Y1, Y1    // kd = z·256/ln2 + shift
+	VANDPD  C_IDXMASK(R9), Y1, Y2  // j = k & 255
+	VPCMPEQQ Y3, Y3, Y3
+	VGATHERQPD Y3, (R8)(Y2*8), Y4  // t = 2^(j/256)
+	VPSRLQ  $8, Y1, Y5
+	VPSLLQ  $52, Y5, Y5            // m<<52
+	VSUBPD  C_SHIFT(R9), Y1, Y1    // kd = k
+	VMULPD  C_LN2HIT(R9), Y1, Y2
+	VSUBPD  Y2, Y0, Y0
+	VMULPD  C_LN2LOT(R9), Y1, Y2
+	VSUBPD  Y2, Y0, Y0             // r = z - k·ln2HiT - k·ln2LoT
+	VMULPD  Y0, Y0, Y1             // r2
+	VMULPD  C_C6(R9), Y0, Y2
+	VADDPD  C_C2(R9), Y2, Y2
+	VMULPD  Y2, Y1, Y2             // r2·(1/2 + r/6)
+	VMULPD  C_C120(R9), Y0, Y3
+	VADDPD  C_C24(R9), Y3, Y3
+	VMULPD  Y1, Y1, Y1
+	VMULPD  Y3, Y1, Y3             // r2·r2·(1/24 + r/120)
+	VADDPD  Y2, Y0, Y0
+	VADDPD  Y3, Y0, Y0             // q
+	VMULPD  Y4, Y0, Y0
+	VADDPD  Y4, Y0, Y0             // y = t + t·q
+	VPADDQ  Y5, Y0, Y0             // e^z = 2^m·y
+	VADDPD  Y15, Y0, Y0            // 1 + e^z
+	VDIVPD  Y0, Y15, Y0            // 1/(1 + e^z)
+	VMOVUPD Y0, (DI)(AX*8)
+	MOVQ BX, AX
+	JMP  loop
+
+done:
+	VZEROUPPER
+	MOVQ AX, ret+72(FP)
+	RET
