@@ -36,7 +36,8 @@ func Softplus(x float64) float64 {
 // x < 0 the large e^{-x} carries its own relative accuracy into the
 // quotient. There is no branch on the sign, which in training loops over
 // inputs of random sign cost more than the exponential (mispredictions);
-// below x ≈ −709 the result is 0 instead of a subnormal number.
+// below x = −709.78 (where e^{-x} overflows) the result is 0 instead of a
+// subnormal number. SigmoidAdd gives the same bits over a slice.
 func Sigmoid(x float64) float64 {
 	return 1 / (1 + Exp(-x))
 }
