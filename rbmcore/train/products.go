@@ -83,19 +83,19 @@ func newProducts(m *rbm.RBM, all32, vis32 bool) *products {
 	if all32 || vis32 {
 		p.w32 = make([]float32, p.nv*p.nh)
 		p.absRow = make([]float64, p.nv)
-		p.refresh(0, p.nv)
+		p.refresh(m.W.RawMatrix().Data, 0, p.nv)
 	}
 	return p
 }
 
-// refresh copies rows [i0, i1) of W into the float32 shadow and sets their
-// absRow (no-op without a shadow). The sums run in four parts: one would
+// refresh copies rows [i0, i1) of the weights w (W's array, or the one
+// about to become W's) into the float32 shadow and sets their absRow (no-op
+// without a shadow). The sums run in four parts: one would
 // chain every addition to the previous one (4 cycles each).
-func (p *products) refresh(i0, i1 int) {
+func (p *products) refresh(w []float64, i0, i1 int) {
 	if p.w32 == nil {
 		return
 	}
-	w := p.m.W.RawMatrix().Data
 	for i := i0; i < i1; i++ {
 		row, dst := w[i*p.nh:(i+1)*p.nh], p.w32[i*p.nh:(i+1)*p.nh]
 		dst = dst[:len(row)]

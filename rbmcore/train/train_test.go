@@ -6,6 +6,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -104,6 +105,64 @@ func TestDivergenceKeepsLastGood(t *testing.T) {
 	}
 	if last != nil && !sameParams(paramsOf(m), last) {
 		t.Error("the model is not the one of the last good update")
+	}
+}
+
+// TestDivergenceAfterWeightStep: a curvature γ that goes negative in the
+// first update (projection disabled) is found after plain SGD's weight
+// pass has already swapped the new weights in (weights fine: MaxWeight
+// huge); the model must come back to its initial parameters, bit for bit,
+// in the weight array it had before Fit.
+func TestDivergenceAfterWeightStep(t *testing.T) {
+	m := rbm.New(rbm.Binary(9), rbm.Gaussian(3), rbm.Seed(2), rbm.WeightScale(0.5))
+	before, array := paramsOf(m), &m.W.RawMatrix().Data[0]
+	tr := Trainer{Method: CD, Batch: 4, Epochs: 5, LR: 5, MaxWeight: 1e12, MinGamma: -1, Seed: 1, Monitor: Monitor{PLEvery: -1, ReconEvery: -1}}
+	_, err := tr.Fit(context.Background(), m, basSet(t))
+	var de *DivergenceError
+	if !errors.As(err, &de) || !strings.HasPrefix(de.Param, "hidden.gamma") || de.Update != 1 {
+		t.Fatalf("error %v, want a DivergenceError on hidden.gamma in the first update", err)
+	}
+	if !sameParams(paramsOf(m), before) {
+		t.Error("the model is not the initial one (the last good state)")
+	}
+	if &m.W.RawMatrix().Data[0] != array {
+		t.Error("the weights are no longer in the model's own array")
+	}
+}
+
+// TestWeightsStayInTheirArray: plain SGD swaps the arrays of the weights
+// and of the direction at every update, but a slice of the weights taken
+// before Fit shows the current weights in OnUpdate and OnEpoch and after
+// Fit (odd and even numbers of updates).
+func TestWeightsStayInTheirArray(t *testing.T) {
+	set := basSet(t)
+	for _, updates := range []int{3, 4} {
+		m := rbm.New(rbm.Binary(9), rbm.Binary(4), rbm.Seed(5))
+		w := m.W.RawMatrix().Data
+		before := slices.Clone(w)
+		check := func(when string) {
+			if &m.W.RawMatrix().Data[0] != &w[0] {
+				t.Errorf("%d updates, %s: the weights are not in the model's own array", updates, when)
+			}
+		}
+		tr := Trainer{Method: PCD, Batch: 16, Chains: 4, Epochs: updates, LR: 0.1, Seed: 1, Monitor: Monitor{PLEvery: -1, ReconEvery: -1},
+			OnUpdate: func(Update) { check("OnUpdate") }, OnEpoch: func(Record) bool { check("OnEpoch"); return true }}
+		if _, err := tr.Fit(context.Background(), m, set); err != nil {
+			t.Fatal(err)
+		}
+		check("after Fit")
+		if slices.Equal(w, before) {
+			t.Errorf("%d updates: the weights did not change", updates)
+		}
+		tr.OnUpdate, tr.OnEpoch = nil, nil
+		m2 := rbm.New(rbm.Binary(9), rbm.Binary(4), rbm.Seed(5))
+		w2 := m2.W.RawMatrix().Data
+		if _, err := tr.Fit(context.Background(), m2, set); err != nil {
+			t.Fatal(err)
+		}
+		if &m2.W.RawMatrix().Data[0] != &w2[0] || !slices.Equal(w2, w) {
+			t.Errorf("%d updates without callbacks: the final weights are not in the model's own array", updates)
+		}
 	}
 }
 
@@ -244,9 +303,10 @@ func TestPenaltiesFiniteDifferences(t *testing.T) {
 		return r
 	}
 	cfg, _ := tr.withDefaults()
-	// The elementwise penalties are applied by the weight pass, with a zero
-	// step (lr 0) leaving W as it is: the generic loops (step without the
-	// scan) and plain SGD's fused loop (step with the scan).
+	// The elementwise penalties are applied by the weight pass: the generic
+	// loops (step without the scan), with a zero step (lr 0) leaving W as
+	// it is, and plain SGD's fused loop (step with the scan), which leaves W
+	// as it is and writes W + lr·direction over the direction.
 	for _, fused := range []bool{false, true} {
 		r := &run{t: cfg, m: m, lg: newLayerGrads(m), dir: newGradient(m), prod: newProducts(m, false, false)}
 		r.params, r.names = modelParams(m)
@@ -255,11 +315,22 @@ func TestPenaltiesFiniteDifferences(t *testing.T) {
 		r.wpass.init(r)
 		r.direction()
 		r.opt.begin()
+		if fused {
+			r.wpass.lr = 1e-3
+		}
 		if err := r.wpass.run(false, true, fused); err != nil {
 			t.Fatal(err)
 		}
 		params, names := modelParams(m)
 		dirs := r.dir.slices()
+		if last := len(dirs) - 1; fused {
+			if !r.wpass.inDir {
+				t.Fatal("plain SGD with the scan did not take the one-pass step")
+			}
+			for k, x := range dirs[last] {
+				dirs[last][k] = (x - params[last][k]) / r.wpass.lr
+			}
+		}
 		for p := range params {
 			for k := range params[p] {
 				old := params[p][k]

@@ -310,6 +310,29 @@ type run struct {
 	bestAt  int
 	bestPar [][]float64
 	monitor *monitor
+	// The plain-SGD weight pass writes the new weights over r.dir.W, and
+	// swapWeights then exchanges the arrays of W and r.dir.W: the old
+	// weights are the backup, never copied. swapped says the last update
+	// did so; wOrig is the model's own array, which settleWeights gives
+	// back to W before a callback sees the model and when Fit returns.
+	swapped bool
+	wOrig   []float64
+}
+
+// swapWeights exchanges the arrays of the weights and of the direction.
+func (r *run) swapWeights() {
+	w, d := r.m.W.RawMatrix(), r.dir.W.RawMatrix()
+	r.m.W.SetRawMatrix(d)
+	r.dir.W.SetRawMatrix(w)
+	r.params[len(r.params)-1] = d.Data
+}
+
+// settleWeights puts the current weights back in the model's own array.
+func (r *run) settleWeights() {
+	if w := r.m.W.RawMatrix().Data; &w[0] != &r.wOrig[0] {
+		copy(r.wOrig, w)
+		r.swapWeights()
+	}
 }
 
 // Fit trains m on set and returns the history. The model is modified in
@@ -458,6 +481,7 @@ func (r *run) prepare() error {
 	}
 	r.lg = newLayerGrads(r.m)
 	r.dir = newGradient(r.m)
+	r.wOrig = r.m.W.RawMatrix().Data
 	r.wpass.init(r)
 	if r.opt, err = newOptimizer(&r.t, r.params); err != nil {
 		return err
@@ -486,6 +510,7 @@ func (r *run) prepare() error {
 // loop runs the remaining epochs.
 func (r *run) loop(ctx context.Context) (*History, error) {
 	r.start = time.Now()
+	defer r.settleWeights()
 	perEpoch := (r.set.Len() + r.t.Batch - 1) / r.t.Batch
 	total := r.t.Epochs * perEpoch
 	for r.epoch < r.t.Epochs {
@@ -510,6 +535,7 @@ func (r *run) loop(ctx context.Context) (*History, error) {
 			gradSum += gn
 			n++
 			if r.t.OnUpdate != nil {
+				r.settleWeights()
 				r.t.OnUpdate(Update{Epoch: epoch, Update: r.updates, K: k, LR: lr, GradNorm: gn})
 			}
 			if r.t.Progress != nil {
@@ -525,6 +551,9 @@ func (r *run) loop(ctx context.Context) (*History, error) {
 			return r.hist, err
 		}
 		r.hist.Records = append(r.hist.Records, rec)
+		if r.t.OnEpoch != nil {
+			r.settleWeights()
+		}
 		stop := r.t.OnEpoch != nil && !r.t.OnEpoch(rec)
 		if r.earlyStop(rec) {
 			stop = true
@@ -612,9 +641,14 @@ func (r *run) step(epoch int, lr float64) error {
 	global := r.t.Centred || r.t.L1Squared > 0
 	local := !global && !r.frozen[last] && r.m.Visible.States() == 1 && r.m.Hidden.States() == 1
 	r.opt.begin()
+	r.swapped = false
 	if local {
 		if err := wp.run(true, true, true); err != nil {
 			return err
+		}
+		if wp.inDir && wp.firstBad() < 0 {
+			r.swapWeights()
+			r.swapped = true
 		}
 	} else if err := wp.run(true, false, false); err != nil {
 		return err
@@ -739,12 +773,17 @@ func sign(x float64) float64 {
 // (the weights were scanned by weightPass), or an error when a layer
 // parameter left its domain (e.g. γ ≤ 0).
 func (r *run) checkDivergence(epoch int) error {
+	last := len(r.params) - 1
 	restore := func() {
 		for q := range r.params {
-			copy(r.params[q], r.backup[q])
+			if q < last || !r.wpass.inDir {
+				copy(r.params[q], r.backup[q])
+			} else if r.swapped {
+				r.swapWeights() // the old weights are still in the other array
+			}
 		}
+		r.prod.refresh(r.params[last], 0, r.prod.nv)
 	}
-	last := len(r.params) - 1
 	for p, ps := range r.params[:last] {
 		positive := isCurvature(r.names[p]) // curvatures must stay > 0
 		for k, x := range ps {
@@ -756,6 +795,9 @@ func (r *run) checkDivergence(epoch int) error {
 	}
 	if k := r.wpass.firstBad(); k >= 0 {
 		x := r.params[last][k]
+		if r.wpass.inDir {
+			x = r.dir.W.RawMatrix().Data[k] // the rejected step was not swapped in
+		}
 		restore()
 		de := &DivergenceError{Epoch: epoch, Update: r.updates, Param: r.names[last], Index: k, Value: x}
 		if !math.IsNaN(x) && !math.IsInf(x, 0) {

@@ -53,6 +53,10 @@ type weightPass struct {
 	limit float64   // divergence threshold on |w| (resolved MaxWeight)
 	gn    []float64 // per block: Σ of the squared ascent direction
 	bad   []int     // per block: flat index of the first bad weight, or −1
+	// inDir: the last run was plain SGD in one pass, which leaves W as it
+	// was and writes the new weights over the direction r.dir.W
+	// (run.swapWeights then exchanges the two arrays).
+	inDir bool
 }
 
 func (wp *weightPass) init(r *run) {
@@ -75,6 +79,7 @@ func (wp *weightPass) run(gemm, step, check bool) error {
 	frozen := r.frozen[last]
 	l2, l1 := r.t.L2, r.t.L1
 	lim := math.Min(wp.limit, math.MaxFloat64) // ±Inf count as divergence
+	wp.inDir = step && check && r.opt.kind == SGD && !frozen
 	return forChunks(p.nv, wChunk, func(i0, i1 int) error {
 		if gemm {
 			p.outer(i0, i1, wp.terms, d)
@@ -85,11 +90,11 @@ func (wp *weightPass) run(gemm, step, check bool) error {
 		for b0 := i0; b0 < i1; b0 += wBlock {
 			b1 := min(b0+wBlock, i1)
 			lo, hi := b0*nh, b1*nh
-			if step && check && r.opt.kind == SGD && !frozen {
-				// The common case in one loop: backup, direction,
-				// step, scan.
-				wp.bad[b0/wBlock], wp.gn[b0/wBlock] = sgdBlock(w[lo:hi], d[lo:hi], backup[lo:hi], wp.lr, l2, l1, lim, lo)
-				p.refresh(b0, b1)
+			if wp.inDir {
+				// The common case in one loop: direction, step (into
+				// d), scan.
+				wp.bad[b0/wBlock], wp.gn[b0/wBlock] = sgdStep(w[lo:hi], d[lo:hi], wp.lr, l2, l1, lim, lo)
+				p.refresh(d, b0, b1)
 				continue
 			}
 			if step {
@@ -115,7 +120,7 @@ func (wp *weightPass) run(gemm, step, check bool) error {
 					s += x * x
 				}
 				wp.bad[b0/wBlock], wp.gn[b0/wBlock] = first, s
-				p.refresh(b0, b1)
+				p.refresh(w, b0, b1)
 			}
 		}
 		return nil
@@ -142,23 +147,23 @@ func (wp *weightPass) firstBad() int {
 	return -1
 }
 
-// sgdBlock is the weight pass of a block of weights w (flat offset lo) with
-// plain SGD: it saves w in backup, subtracts the L2/L1 penalty gradient
-// from the direction d, steps w += lr·d and returns the flat index of the
-// first weight whose magnitude is not ≤ lim (or −1) and Σ d².
-func sgdBlock(w, d, backup []float64, lr, l2, l1, lim float64, lo int) (int, float64) {
-	d, backup = d[:len(w)], backup[:len(w)]
+// sgdStep is the weight pass of a block of weights w (flat offset lo) with
+// plain SGD: it subtracts the L2/L1 penalty gradient from the gradient d,
+// writes the new weights w + lr·d over d, leaving w as it was (the backup
+// of the update: no copy of it is made), and returns the flat index of
+// the first new weight whose magnitude is not ≤ lim (or −1) and Σ d² of the
+// direction.
+func sgdStep(w, d []float64, lr, l2, l1, lim float64, lo int) (int, float64) {
+	d = d[:len(w)]
 	first, s := -1, 0.0
 	for k, x := range w {
-		backup[k] = x
 		g := d[k]
 		if l2 > 0 || l1 > 0 {
 			g -= l2*x + l1*sign(x)
-			d[k] = g
 		}
 		s += g * g
 		x += lr * g
-		w[k] = x
+		d[k] = x
 		if !(math.Abs(x) <= lim) && first < 0 {
 			first = lo + k
 		}
