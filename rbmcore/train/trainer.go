@@ -21,6 +21,13 @@
 // OnEpoch, Progress) are only ever called on the goroutine that called Fit
 // or Resume, between updates, so a panic in one unwinds through Fit like any
 // other and leaves the model at the last completed update.
+//
+// During Fit, plain SGD keeps the weights in two arrays taken in turn (the
+// new weights are written over the gradient, and the old ones are the
+// backup for a divergence): the model's W always holds the current
+// weights, and from OnUpdate, OnEpoch and once Fit returns they are in W's
+// own array again, so a slice of it taken before Fit stays valid there
+// (not from Progress or Schedule).
 package train
 
 import (

@@ -181,7 +181,7 @@ func Sample[F float32 | float64](rng *rand.Rand, theta []float64, in []F, out []
 			for _, k32 := range pend[:np] {
 				k := int(k32)
 				c := (splitmix(seed+uint64(k/sigPerWord+1)*golden) >> (sigBits * (k % sigPerWord))) & (sigCells - 1)
-				u := uniform(c, splitmix(seed+uint64(extraBase+k)*golden))
+				u := uniform(c, splitmix(seed+(extraBase+uint64(k))*golden))
 				t := scale * (float64(x[k]) + th[k])
 				var d float64
 				switch {
