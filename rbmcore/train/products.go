@@ -1,8 +1,6 @@
 package train
 
 import (
-	"math"
-
 	"gonum.org/v1/gonum/blas"
 	"gonum.org/v1/gonum/blas/blas32"
 	"gonum.org/v1/gonum/blas/blas64"
@@ -90,32 +88,23 @@ func newProducts(m *rbm.RBM, all32, vis32 bool) *products {
 
 // refresh copies rows [i0, i1) of the weights w (W's array, or the one
 // about to become W's) into the float32 shadow and sets their absRow (no-op
-// without a shadow). The sums run in four parts: one would
-// chain every addition to the previous one (4 cycles each).
+// without a shadow), in the lane order of sgdShadow (shadowRow).
 func (p *products) refresh(w []float64, i0, i1 int) {
 	if p.w32 == nil {
 		return
 	}
 	for i := i0; i < i1; i++ {
-		row, dst := w[i*p.nh:(i+1)*p.nh], p.w32[i*p.nh:(i+1)*p.nh]
-		dst = dst[:len(row)]
-		var a0, a1, a2, a3 float64
-		k := 0
-		for ; k+4 <= len(row); k += 4 {
-			x := row[k : k+4 : k+4]
-			d := dst[k : k+4 : k+4]
-			d[0], d[1], d[2], d[3] = float32(x[0]), float32(x[1]), float32(x[2]), float32(x[3])
-			a0 += math.Abs(x[0])
-			a1 += math.Abs(x[1])
-			a2 += math.Abs(x[2])
-			a3 += math.Abs(x[3])
-		}
-		for ; k < len(row); k++ {
-			dst[k] = float32(row[k])
-			a0 += math.Abs(row[k])
-		}
-		p.absRow[i] = (a0 + a1) + (a2 + a3)
+		p.absRow[i] = shadowRow(w[i*p.nh:(i+1)*p.nh], p.w32[i*p.nh:(i+1)*p.nh])
 	}
+}
+
+// shadow returns the float32 shadow and the absRow entries of rows
+// [i0, i1), or nil, nil without a shadow.
+func (p *products) shadow(i0, i1 int) ([]float32, []float64) {
+	if p.w32 == nil {
+		return nil, nil
+	}
+	return p.w32[i0*p.nh : i1*p.nh], p.absRow[i0:i1]
 }
 
 // visibleInput returns the float64 input h_r·w_u of visible unit u given

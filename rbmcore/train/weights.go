@@ -91,10 +91,14 @@ func (wp *weightPass) run(gemm, step, check bool) error {
 			b1 := min(b0+wBlock, i1)
 			lo, hi := b0*nh, b1*nh
 			if wp.inDir {
-				// The common case in one loop: direction, step (into
-				// d), scan.
-				wp.bad[b0/wBlock], wp.gn[b0/wBlock] = sgdStep(w[lo:hi], d[lo:hi], wp.lr, l2, l1, lim, lo)
-				p.refresh(d, b0, b1)
+				// The common case in one sweep: direction, step (into
+				// d), scan, shadow.
+				w32, abs := p.shadow(b0, b1)
+				first, s := sgdShadow(w[lo:hi], d[lo:hi], w32, abs, nh, wp.lr, l2, l1, lim)
+				if first >= 0 {
+					first += lo
+				}
+				wp.bad[b0/wBlock], wp.gn[b0/wBlock] = first, s
 				continue
 			}
 			if step {
@@ -145,28 +149,4 @@ func (wp *weightPass) firstBad() int {
 		}
 	}
 	return -1
-}
-
-// sgdStep is the weight pass of a block of weights w (flat offset lo) with
-// plain SGD: it subtracts the L2/L1 penalty gradient from the gradient d,
-// writes the new weights w + lr·d over d, leaving w as it was (the backup
-// of the update: no copy of it is made), and returns the flat index of
-// the first new weight whose magnitude is not ≤ lim (or −1) and Σ d² of the
-// direction.
-func sgdStep(w, d []float64, lr, l2, l1, lim float64, lo int) (int, float64) {
-	d = d[:len(w)]
-	first, s := -1, 0.0
-	for k, x := range w {
-		g := d[k]
-		if l2 > 0 || l1 > 0 {
-			g -= l2*x + l1*sign(x)
-		}
-		s += g * g
-		x += lr * g
-		d[k] = x
-		if !(math.Abs(x) <= lim) && first < 0 {
-			first = lo + k
-		}
-	}
-	return first, s
 }

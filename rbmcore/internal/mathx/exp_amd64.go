@@ -2,6 +2,11 @@ package mathx
 
 import "math"
 
+// AVX2 reports whether the CPU has AVX2 and the operating system saves
+// the YMM registers (hasAVX2, read once at init): other packages' AVX2
+// assembly is selected by it.
+var AVX2 = hasAVX2()
+
 // useAVX2 selects the AVX2 assembly in SigmoidAdd. It is set once from
 // CPUID and XGETBV; the tests clear it to run the scalar loop.
 var useAVX2 = hasAVX2()

@@ -1,0 +1,8 @@
+//go:build !amd64
+
+package train
+
+// sgdShadowArch is the reference loop where there is no assembly version.
+func sgdShadowArch(w, d []float64, w32 []float32, absRow []float64, rows, n int, lr, l2, l1, lim float64) (int, float64) {
+	return sgdShadowGo(w, d, w32, absRow, rows, n, lr, l2, l1, lim)
+}
