@@ -37,34 +37,70 @@ func sgdShadow(w, d []float64, w32 []float32, absRow []float64, n int, lr, l2, l
 }
 
 // sgdShadowGo is the reference implementation of sgdShadow (arguments
-// checked by it) and the fallback where there is no assembly.
+// checked by it) and the fallback where there is no assembly. It makes
+// short passes over each row (in the L1 cache), in small functions that
+// the compiler keeps in registers: the penalties, if any, into d; the
+// step; the scan; the shadow.
 func sgdShadowGo(w, d []float64, w32 []float32, absRow []float64, rows, n int, lr, l2, l1, lim float64) (int, float64) {
-	pen := l2 > 0 || l1 > 0
 	first := -1
-	var s [4]float64 // Σ g²: element k of a row in lane k mod 4
+	var s0, s1, s2, s3 float64 // Σ g² by lane
 	for i := range rows {
 		x, y := w[i*n:(i+1)*n], d[i*n:(i+1)*n]
-		for k, xk := range x {
-			g := y[k]
-			if pen {
-				g -= float64(l2*xk) + float64(l1*sign(xk))
+		if l2 > 0 || l1 > 0 {
+			for k, xk := range x {
+				y[k] -= float64(l2*xk) + float64(l1*sign(xk))
 			}
-			s[k&3] += float64(g * g)
-			y[k] = xk + float64(lr*g)
 		}
+		s0, s1, s2, s3 = sgdRow(x, y, lr, s0, s1, s2, s3)
 		if first < 0 {
-			for k, v := range y {
-				if !(math.Abs(v) <= lim) {
-					first = i*n + k
-					break
-				}
+			if k := firstBeyond(y, lim); k >= 0 {
+				first = i*n + k
 			}
 		}
 		if w32 != nil {
 			absRow[i] = shadowRow(y, w32[i*n:(i+1)*n])
 		}
 	}
-	return first, (s[0] + s[1]) + (s[2] + s[3])
+	return first, (s0 + s1) + (s2 + s3)
+}
+
+// sgdRow adds the squares of the direction g (a row, in y) to the lane
+// sums s0..s3 and writes the new weights x + lr·g over it.
+func sgdRow(x, g []float64, lr, s0, s1, s2, s3 float64) (float64, float64, float64, float64) {
+	g = g[:len(x)]
+	k := 0
+	for ; k+4 <= len(x); k += 4 {
+		xs, gs := x[k:k+4:k+4], g[k:k+4:k+4]
+		s0 += float64(gs[0] * gs[0])
+		s1 += float64(gs[1] * gs[1])
+		s2 += float64(gs[2] * gs[2])
+		s3 += float64(gs[3] * gs[3])
+		gs[0], gs[1], gs[2], gs[3] = xs[0]+float64(lr*gs[0]), xs[1]+float64(lr*gs[1]), xs[2]+float64(lr*gs[2]), xs[3]+float64(lr*gs[3])
+	}
+	// The last, partial group: element k+j in lane j.
+	for j, gj := range g[k:] {
+		switch j {
+		case 0:
+			s0 += float64(gj * gj)
+		case 1:
+			s1 += float64(gj * gj)
+		default:
+			s2 += float64(gj * gj)
+		}
+		g[k+j] = x[k+j] + float64(lr*gj)
+	}
+	return s0, s1, s2, s3
+}
+
+// firstBeyond returns the index of the first value of row whose magnitude
+// is not ≤ lim (NaN included), or −1.
+func firstBeyond(row []float64, lim float64) int {
+	for k, v := range row {
+		if !(math.Abs(v) <= lim) {
+			return k
+		}
+	}
+	return -1
 }
 
 // shadowRow writes the float32 values of row (round to nearest, as Go's
