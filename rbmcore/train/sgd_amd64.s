@@ -32,7 +32,11 @@
 // NaN). Registers: SI, DI, DX the rows of w, d, w32; R8 absRow; R9 rows
 // left; R10 n; CX n rounded down to a multiple of 4; R11 k; R12 first;
 // R13 the index in w of the row's first weight; BX bit 0 penalties, bit 1
-// shadow.
+// shadow. The loop prefetches w and d 1 KiB ahead: in the trainer (W
+// of 784×500, read from memory) this made the kernel about 20 % faster
+// (perf, PCD epoch over Fashion-MNIST, 0.40 instead of 0.51 CPU-s;
+// 512 bytes and 2 KiB ahead were as good or worse); a prefetch beyond the
+// arrays does not fault.
 TEXT ·sgdShadowAVX2(SB), NOSPLIT, $0-168
 	MOVQ    w_base+0(FP), SI
 	MOVQ    d_base+24(FP), DI
@@ -80,6 +84,8 @@ row:
 	JGE    tail
 
 group:
+	PREFETCHT0 1024(SI)(R11*8)
+	PREFETCHT0 1024(DI)(R11*8)
 	VMOVUPD (SI)(R11*8), Y0         // x
 	VMOVUPD (DI)(R11*8), Y1         // g = d
 	TESTQ   $1, BX
