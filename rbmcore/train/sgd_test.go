@@ -1,10 +1,16 @@
 package train
 
 import (
+	"context"
 	"fmt"
 	"math"
 	"math/rand/v2"
 	"testing"
+
+	"gonum.org/v1/gonum/mat"
+
+	"github.com/harmonium-rbm/harmonium/rbmcore/data"
+	"github.com/harmonium-rbm/harmonium/rbmcore/rbm"
 )
 
 // sgdPath is one implementation of sgdShadow: use selects it and returns a
@@ -283,6 +289,68 @@ func TestSGDShadowReference(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestSGDShadowPathsTrain: plain-SGD training (the weight pass through
+// sgdShadow, with the float32 shadow of a binary model's certified visible
+// inputs) gives the same bits, parameters and gradient norms, on every
+// path, with and without penalties; and a run whose weights go beyond
+// MaxWeight stops with the same DivergenceError.
+func TestSGDShadowPathsTrain(t *testing.T) {
+	rng := rand.New(rand.NewPCG(9, 10))
+	x := mat.NewDense(90, 37, nil)
+	for i, raw := 0, x.RawMatrix().Data; i < len(raw); i++ {
+		raw[i] = float64(rng.IntN(2))
+	}
+	set := &data.Set{X: x, Kind: data.KindBinary, Q: 1, Source: "random"}
+	for _, tr := range []Trainer{
+		{Method: PCD, Chains: 20, K: 1, Batch: 30, Epochs: 3, LR: 0.05, Seed: 4},
+		{Method: CD, K: 1, Batch: 30, Epochs: 3, LR: 0.05, L2: 1e-3, L1: 1e-4, Seed: 5},
+		{Method: PCD, Chains: 20, K: 1, Batch: 30, Epochs: 3, LR: 5, MaxWeight: 0.3, Seed: 6},
+	} {
+		tr.Monitor = Monitor{PLEvery: -1, ReconEvery: -1}
+		var want [][]float64
+		var wantNorms []float64
+		var wantErr string
+		for i, p := range sgdPaths() {
+			restore := p.use()
+			m := rbm.New(rbm.Binary(37), rbm.Binary(23), rbm.Seed(3), rbm.WeightScale(0.1))
+			var norms []float64
+			tr.OnUpdate = func(u Update) { norms = append(norms, u.GradNorm) }
+			_, err := tr.Fit(context.Background(), m, set)
+			restore()
+			msg := fmt.Sprint(err)
+			if tr.MaxWeight > 0 && err == nil {
+				t.Fatalf("%s: no divergence with MaxWeight %v", p.name, tr.MaxWeight)
+			} else if tr.MaxWeight == 0 && err != nil {
+				t.Fatal(err)
+			}
+			t.Logf("%s, %s, L2 %v: %d updates, error %v", p.name, tr.Method, tr.L2, len(norms), err)
+			if i == 0 {
+				want, wantNorms, wantErr = paramsOf(m), norms, msg
+				continue
+			}
+			if msg != wantErr {
+				t.Errorf("%s: error %q, want %q", p.name, msg, wantErr)
+			}
+			if len(norms) != len(wantNorms) {
+				t.Fatalf("%s: %d updates, want %d", p.name, len(norms), len(wantNorms))
+			}
+			for k := range norms {
+				if math.Float64bits(norms[k]) != math.Float64bits(wantNorms[k]) {
+					t.Fatalf("%s: gradient norm of update %d: %v, want %v", p.name, k+1, norms[k], wantNorms[k])
+				}
+			}
+			got := paramsOf(m)
+			for q := range want {
+				for k := range want[q] {
+					if math.Float64bits(got[q][k]) != math.Float64bits(want[q][k]) {
+						t.Fatalf("%s (L2 %v): parameter %d[%d] = %v, want %v", p.name, tr.L2, q, k, got[q][k], want[q][k])
+					}
+				}
+			}
+		}
 	}
 }
 
