@@ -88,13 +88,10 @@ func newProducts(m *rbm.RBM, all32, vis32 bool) *products {
 
 // refresh copies rows [i0, i1) of the weights w (W's array, or the one
 // about to become W's) into the float32 shadow and sets their absRow (no-op
-// without a shadow), in the lane order of sgdShadow (shadowRow).
+// without a shadow), in the lane order of sgdShadow (shadowRows).
 func (p *products) refresh(w []float64, i0, i1 int) {
-	if p.w32 == nil {
-		return
-	}
-	for i := i0; i < i1; i++ {
-		p.absRow[i] = shadowRow(w[i*p.nh:(i+1)*p.nh], p.w32[i*p.nh:(i+1)*p.nh])
+	if w32, abs := p.shadow(i0, i1); w32 != nil {
+		shadowRows(w[i0*p.nh:i1*p.nh], w32, abs, p.nh)
 	}
 }
 

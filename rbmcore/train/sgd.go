@@ -103,6 +103,26 @@ func firstBeyond(row []float64, lim float64) int {
 	return -1
 }
 
+// shadowRows writes the float32 shadow of the rows of n weights w into w32
+// and the Σ_j |w_ij| of every row i into absRow, as shadowRow. w32 must be
+// as long as w, absRow as long as the number of rows, n > 0 and len(w) a
+// multiple of n.
+func shadowRows(w []float64, w32 []float32, absRow []float64, n int) {
+	rows := len(w) / n
+	if rows*n != len(w) {
+		panic("train: shadowRows: not a whole number of rows")
+	}
+	shadowRowsArch(w, w32[:len(w)], absRow[:rows], rows, n)
+}
+
+// shadowRowsGo is the reference implementation of shadowRows (arguments
+// checked by it) and the fallback where there is no assembly.
+func shadowRowsGo(w []float64, w32 []float32, absRow []float64, rows, n int) {
+	for i := range rows {
+		absRow[i] = shadowRow(w[i*n:(i+1)*n], w32[i*n:(i+1)*n])
+	}
+}
+
 // shadowRow writes the float32 values of row (round to nearest, as Go's
 // conversion) into dst and returns Σ |row[k]| in the package's lane order.
 // The four lanes also keep the additions from waiting for each other (one

@@ -19,6 +19,22 @@ func sgdShadowArch(w, d []float64, w32 []float32, absRow []float64, rows, n int,
 	return sgdShadowGo(w, d, w32, absRow, rows, n, lr, l2, l1, lim)
 }
 
+// shadowRowsArch runs the assembly when the CPU has AVX2, else the
+// reference loop.
+func shadowRowsArch(w []float64, w32 []float32, absRow []float64, rows, n int) {
+	if useAVX2 {
+		shadowAVX2(w, w32, absRow, rows, n)
+		return
+	}
+	shadowRowsGo(w, w32, absRow, rows, n)
+}
+
+// shadowAVX2 is shadowRowsGo in AVX2 assembly (sgd_amd64.s). The slices
+// must have been checked by shadowRows.
+//
+//go:noescape
+func shadowAVX2(w []float64, w32 []float32, absRow []float64, rows, n int)
+
 // sgdShadowAVX2 is sgdShadowGo in AVX2 assembly (sgd_amd64.s), four
 // weights at a time, the last partial group of a row under a mask; pen
 // says whether the penalties apply (l2 > 0 || l1 > 0), w32 of length 0

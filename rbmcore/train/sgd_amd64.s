@@ -20,6 +20,32 @@
 	VADDPD Y2, Y3, Y3 \
 	VSUBPD Y3, Y1, Y1
 
+// TAILMASKS sets, for rows of n = R10 weights, Y5 and X4 to the masks of
+// the last n mod 4 weights of a row as float64 and as float32 lanes
+// (sgdTail64, sgdTail32) and CX to n rounded down to a multiple of 4;
+// uses AX, R11.
+#define TAILMASKS \
+	MOVQ    R10, AX \
+	ANDQ    $3, AX \
+	MOVQ    AX, CX \
+	SHLQ    $5, AX \
+	LEAQ    ·sgdTail64(SB), R11 \
+	VMOVDQU (R11)(AX*1), Y5 \
+	SHLQ    $4, CX \
+	LEAQ    ·sgdTail32(SB), R11 \
+	VMOVDQU (R11)(CX*1), X4 \
+	MOVQ    R10, CX \
+	ANDQ    $-4, CX
+
+// ROWSUM stores (l0 + l1) + (l2 + l3) of the lanes of Y6 at (R8) and
+// advances R8 to the next row's entry; uses X2.
+#define ROWSUM \
+	VEXTRACTF128 $1, Y6, X2 \
+	VHADDPD      X2, X6, X2 \
+	VHADDPD      X2, X2, X2 \
+	VMOVSD       X2, (R8) \
+	ADDQ         $8, R8
+
 // func sgdShadowAVX2(w, d []float64, w32 []float32, absRow []float64, rows, n int, lr, l2, l1, lim float64, pen bool) (first int, s float64)
 //
 // The operations of sgdShadowGo on four weights of a row at a time, in
@@ -61,17 +87,7 @@ flags:
 	VMOVUPD C_MONE(AX), Y9
 	VXORPD  Y8, Y8, Y8
 	VXORPD  Y7, Y7, Y7
-	MOVQ    R10, AX
-	ANDQ    $3, AX
-	MOVQ    AX, CX
-	SHLQ    $5, AX
-	LEAQ    ·sgdTail64(SB), R11
-	VMOVDQU (R11)(AX*1), Y5
-	SHLQ    $4, CX
-	LEAQ    ·sgdTail32(SB), R11
-	VMOVDQU (R11)(CX*1), X4
-	MOVQ    R10, CX
-	ANDQ    $-4, CX
+	TAILMASKS
 	MOVQ    $-1, R12
 	XORQ    R13, R13
 	TESTQ   R9, R9
@@ -150,11 +166,7 @@ tailok:
 rowend:
 	TESTQ        $2, BX
 	JEQ          rownext
-	VEXTRACTF128 $1, Y6, X2
-	VHADDPD      X2, X6, X2         // (l0 + l1, l2 + l3)
-	VHADDPD      X2, X2, X2
-	VMOVSD       X2, (R8)
-	ADDQ         $8, R8
+	ROWSUM
 
 rownext:
 	LEAQ (SI)(R10*8), SI
@@ -191,3 +203,56 @@ tailbad:
 	ADDQ  R13, AX
 	MOVQ  AX, R12
 	JMP   tailok
+
+// func shadowAVX2(w []float64, w32 []float32, absRow []float64, rows, n int)
+//
+// The float32 shadow and the row sums of shadowRow, on every row of n
+// weights of w, with the lanes and the masks of sgdShadowAVX2 (the masked
+// lanes load +0, whose magnitude leaves the sums as they are).
+TEXT ·shadowAVX2(SB), NOSPLIT, $0-88
+	MOVQ    w_base+0(FP), SI
+	MOVQ    w32_base+24(FP), DX
+	MOVQ    absRow_base+48(FP), R8
+	MOVQ    rows+72(FP), R9
+	MOVQ    n+80(FP), R10
+	LEAQ    ·sgdConsts(SB), AX
+	VMOVUPD C_ABS(AX), Y11
+	TAILMASKS
+	TESTQ   R9, R9
+	JEQ     done
+
+row:
+	VXORPD Y6, Y6, Y6
+	XORQ   R11, R11
+	CMPQ   R11, CX
+	JGE    tail
+
+group:
+	VMOVUPD    (SI)(R11*8), Y0
+	VANDPD     Y11, Y0, Y1
+	VADDPD     Y1, Y6, Y6
+	VCVTPD2PSY Y0, X3
+	VMOVUPS    X3, (DX)(R11*4)
+	ADDQ       $4, R11
+	CMPQ       R11, CX
+	JLT        group
+
+tail:
+	CMPQ       R11, R10
+	JEQ        rowend
+	VMASKMOVPD (SI)(R11*8), Y5, Y0
+	VANDPD     Y11, Y0, Y1
+	VADDPD     Y1, Y6, Y6
+	VCVTPD2PSY Y0, X3
+	VMASKMOVPS X3, X4, (DX)(R11*4)
+
+rowend:
+	ROWSUM
+	LEAQ (SI)(R10*8), SI
+	LEAQ (DX)(R10*4), DX
+	DECQ R9
+	JNE  row
+
+done:
+	VZEROUPPER
+	RET

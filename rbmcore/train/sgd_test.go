@@ -292,6 +292,54 @@ func TestSGDShadowReference(t *testing.T) {
 	}
 }
 
+// TestShadowRows checks every implementation of shadowRows (products.refresh)
+// against shadowRow, the reference of both kernels, bit for bit, and
+// against float32(x) and a sum in one chain (to 1e−13 relative, or both
+// not finite), over random rows (sgdShapes, randomSGDCase's weights:
+// spread values, ±0, a few ±Inf, NaN and large ones), at unaligned offsets.
+func TestShadowRows(t *testing.T) {
+	for _, p := range sgdPaths() {
+		t.Run(p.name, func(t *testing.T) {
+			defer p.use()()
+			rng := rand.New(rand.NewPCG(13, 14))
+			for rep := range 40 {
+				for _, sh := range sgdShapes() {
+					rows, n := sh[0], sh[1]
+					c := randomSGDCase(rng, rows, n)
+					w32 := make([]float32, c.w32Off+rows*n+1)[c.w32Off : c.w32Off+rows*n]
+					abs := make([]float64, c.absOff+rows+1)[c.absOff : c.absOff+rows]
+					shadowRows(c.w, w32, abs, n)
+					if w32[:len(w32)+1][len(w32)] != 0 || abs[:rows+1][rows] != 0 {
+						t.Fatalf("rep %d: written beyond the end of the outputs", rep)
+					}
+					for i := range rows {
+						row := c.w[i*n : (i+1)*n]
+						want32 := make([]float32, n)
+						want := shadowRow(row, want32)
+						sum := 0.0
+						for k, x := range row {
+							sum += math.Abs(x)
+							if got := w32[i*n+k]; math.Float32bits(got) != math.Float32bits(want32[k]) && !(got != got && want32[k] != want32[k]) {
+								t.Fatalf("rep %d, %d rows of %d: w32[%d] = %v, want %v", rep, rows, n, i*n+k, got, want32[k])
+							}
+							if got := w32[i*n+k]; got != float32(x) && x == x {
+								t.Fatalf("rep %d: w32[%d] = %v, float32(%v) = %v", rep, i*n+k, got, x, float32(x))
+							}
+						}
+						if !sameBits(abs[i], want) {
+							t.Fatalf("rep %d, %d rows of %d: absRow[%d] = %v (%#x), want %v (%#x)", rep, rows, n, i, abs[i], math.Float64bits(abs[i]), want, math.Float64bits(want))
+						}
+						finite := !math.IsInf(sum, 0) && sum == sum
+						if finite && math.Abs(abs[i]-sum) > 1e-13*sum || !finite && !math.IsInf(abs[i], 0) && abs[i] == abs[i] {
+							t.Fatalf("rep %d: absRow[%d] = %v, one chain gives %v", rep, i, abs[i], sum)
+						}
+					}
+				}
+			}
+		})
+	}
+}
+
 // TestSGDShadowPathsTrain: plain-SGD training (the weight pass through
 // sgdShadow, with the float32 shadow of a binary model's certified visible
 // inputs) gives the same bits, parameters and gradient norms, on every
@@ -351,6 +399,27 @@ func TestSGDShadowPathsTrain(t *testing.T) {
 				}
 			}
 		}
+	}
+}
+
+// BenchmarkShadowRows times shadowRows (products.refresh) per weight,
+// for each path, on a 784×500 weight matrix (larger than the caches).
+func BenchmarkShadowRows(b *testing.B) {
+	const nv, nh = 784, 500
+	rng := rand.New(rand.NewPCG(7, 8))
+	w := make([]float64, nv*nh)
+	for k := range w {
+		w[k] = rng.NormFloat64() * 0.01
+	}
+	w32, abs := make([]float32, nv*nh), make([]float64, nv)
+	for _, p := range sgdPaths() {
+		b.Run(p.name, func(b *testing.B) {
+			defer p.use()()
+			for i := 0; i < b.N; i++ {
+				shadowRows(w, w32, abs, nh)
+			}
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*nv*nh), "ns/weight")
+		})
 	}
 }
 
