@@ -191,6 +191,11 @@ func sgdShapes() [][2]int {
 // machine against the reference sgdShadowGo, bit for bit, in every output,
 // over random blocks (sgdShapes, randomSGDCase).
 func TestSGDShadowPaths(t *testing.T) {
+	var names []string
+	for _, p := range sgdPaths() {
+		names = append(names, p.name)
+	}
+	t.Logf("sgdShadow paths on this machine: %v", names)
 	for _, p := range sgdPaths() {
 		t.Run(p.name, func(t *testing.T) {
 			defer p.use()()
