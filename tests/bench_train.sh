@@ -11,6 +11,9 @@
 # the two programs alternate, and the load average is printed before and
 # after each setting. CPU time counts every thread of the process (Go's and
 # OpenBLAS's), so it measures work independently of how the cores are shared.
+# On a virtual machine the hypervisor may take the cores away for a while
+# (steal time, /proc/stat): each setting prints the steal seconds of every
+# run, since wall times measured under steal say little.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 PY=${PY:-/usr/bin/python3}
@@ -26,19 +29,24 @@ tags=""
 go test $tags -c -o /tmp/harmonium_bench_train.test ./rbmcore/train >/dev/null
 trap 'rm -f /tmp/harmonium_bench_train.test' EXIT
 
+steal() { awk '/^cpu /{print $9}' /proc/stat; }
 field() { awk -v unit="$1" -v pat="$2" '$0 ~ pat {for (i=1;i<NF;i++) if ($(i+1)==unit) print $i}'; }
 best() { sort -g | head -1; }
 
 for threads in default 1; do
   if [ "$threads" = default ]; then unset OPENBLAS_NUM_THREADS; else export OPENBLAS_NUM_THREADS=$threads; fi
   echo "--- OpenBLAS threads: $threads (Go BLAS backend: $BLAS; load: $(cut -d' ' -f1-3 /proc/loadavg))"
-  w64=(); wa=(); w32=(); ws=(); c64=(); ca=(); c32=(); cs=()
+  w64=(); wa=(); w32=(); ws=(); c64=(); ca=(); c32=(); cs=(); sg=(); sp=()
   for rep in $(seq "$REPS"); do
+    s0=$(steal)
     out=$(HARMONIUM_FASHION="$DATA" /tmp/harmonium_bench_train.test -test.run '^$' -test.bench PCDEpochFashionMNIST -test.benchtime 1x)
     w64+=("$(echo "$out" | field s/epoch /float64-)"); c64+=("$(echo "$out" | field cpu-s/epoch /float64-)")
     wa+=("$(echo "$out" | field s/epoch /allfloat64-)"); ca+=("$(echo "$out" | field cpu-s/epoch /allfloat64-)")
     w32+=("$(echo "$out" | field s/epoch float32)"); c32+=("$(echo "$out" | field cpu-s/epoch float32)")
+    s1=$(steal)
     py=$("$PY" tests/bench_train.py "$DATA" 1)
+    s2=$(steal)
+    sg+=("$(awk -v a="$s0" -v b="$s1" 'BEGIN{printf "%.1f", (b-a)/100}')"); sp+=("$(awk -v a="$s1" -v b="$s2" 'BEGIN{printf "%.1f", (b-a)/100}')")
     ws+=("$(echo "$py" | field s/epoch sklearn)"); cs+=("$(echo "$py" | field cpu-s/epoch sklearn)")
   done
   row() { # name, wall list, cpu list
@@ -48,6 +56,7 @@ for threads in default 1; do
   row "harmonium PCD, all products float64" "${wa[*]}" "${ca[*]}"
   row "harmonium PCD float32 (Trainer.Float32)" "${w32[*]}" "${c32[*]}"
   row "sklearn BernoulliRBM" "${ws[*]}" "${cs[*]}"
+  echo "  steal seconds per run (hypervisor): harmonium (3 variants) ${sg[*]}; sklearn ${sp[*]}"
   awk -v s="$(printf '%s\n' "${ws[@]}" | best)" -v a="$(printf '%s\n' "${w64[@]}" | best)" -v b="$(printf '%s\n' "${w32[@]}" | best)" \
       -v cs="$(printf '%s\n' "${cs[@]}" | best)" -v ca="$(printf '%s\n' "${c64[@]}" | best)" -v cb="$(printf '%s\n' "${c32[@]}" | best)" \
       -v load="$(cut -d' ' -f1-3 /proc/loadavg)" \
