@@ -196,6 +196,27 @@ class NotebookTest(unittest.TestCase):
             self.check_executed(copy, "nbconvert " + name)
 
 
+    def test_activation_functions_epochs(self):
+        """HARMONIUM_EPOCHS sets activation-functions' number of epochs (the paper's 500 on a
+        workstation); a value that is not a positive number stops the run with an error naming it."""
+        nbpath = os.path.join(ROOT, "notebooks", "activation-functions.ipynb")
+        with tempfile.TemporaryDirectory() as tmp:
+            out = os.path.join(tmp, "af.ipynb")
+            for epochs, ok in (("3", True), ("many", False)):
+                env = dict(os.environ, HARMONIUM_QUICK="1", HARMONIUM_EPOCHS=epochs)
+                r = subprocess.run([BIN, "run", nbpath, "-o", out], cwd=os.path.dirname(nbpath),
+                                   env=env, capture_output=True, text=True, timeout=900)
+                if not ok:
+                    self.assertNotEqual(r.returncode, 0, "HARMONIUM_EPOCHS=many was accepted")
+                    self.assertIn('HARMONIUM_EPOCHS="many"', r.stdout + r.stderr)
+                    continue
+                self.assertEqual(r.returncode, 0, r.stderr[-3000:])
+                with open(out) as f:
+                    first = json.load(f)["cells"][1]
+                text = "".join("".join(o.get("text", "")) for o in first.get("outputs", []))
+                self.assertIn("epochs 3", text)
+
+
 def _make(nbpath):
     def test(self):
         self.run_both(nbpath)
