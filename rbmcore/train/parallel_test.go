@@ -15,6 +15,16 @@ import (
 	"github.com/harmonium-rbm/harmonium/rbmcore/rbm"
 )
 
+// randomBinarySet returns rows×cols uniformly random 0/1 data (stream seed).
+func randomBinarySet(rows, cols int, seed uint64) *data.Set {
+	rng := rand.New(rand.NewPCG(seed, seed+1))
+	x := mat.NewDense(rows, cols, nil)
+	for i, raw := 0, x.RawMatrix().Data; i < len(raw); i++ {
+		raw[i] = float64(rng.IntN(2))
+	}
+	return &data.Set{X: x, Kind: data.KindBinary, Q: 1, Source: "random"}
+}
+
 // TestCoresDoNotChangeResults trains the same runs with GOMAXPROCS 1, 2
 // and 3 (one range of rows with multi-threaded BLAS, or several ranges
 // with single-threaded BLAS per worker) and requires bit-identical
@@ -33,12 +43,7 @@ import (
 func TestCoresDoNotChangeResults(t *testing.T) {
 	exact := rbm.BLASBackend() != "openblas"
 	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(0))
-	rng := rand.New(rand.NewPCG(7, 8))
-	x := mat.NewDense(100, 70, nil)
-	for i, raw := 0, x.RawMatrix().Data; i < len(raw); i++ {
-		raw[i] = float64(rng.IntN(2))
-	}
-	set := &data.Set{X: x, Kind: data.KindBinary, Q: 1, Source: "random"}
+	set := randomBinarySet(100, 70, 7)
 	for _, tr := range []Trainer{
 		{Method: PCD, Chains: 37, K: 2, Batch: 30, Epochs: 2, LR: 0.05, Optimizer: Adam, L2: 1e-3, Seed: 4},
 		{Method: CD, K: 1, Batch: 30, Epochs: 2, LR: 0.05, Optimizer: Momentum, Seed: 5},

@@ -7,9 +7,7 @@ import (
 	"math/rand/v2"
 	"testing"
 
-	"gonum.org/v1/gonum/mat"
 
-	"github.com/harmonium-rbm/harmonium/rbmcore/data"
 	"github.com/harmonium-rbm/harmonium/rbmcore/rbm"
 )
 
@@ -351,12 +349,7 @@ func TestShadowRows(t *testing.T) {
 // path, with and without penalties; and a run whose weights go beyond
 // MaxWeight stops with the same DivergenceError.
 func TestSGDShadowPathsTrain(t *testing.T) {
-	rng := rand.New(rand.NewPCG(9, 10))
-	x := mat.NewDense(90, 37, nil)
-	for i, raw := 0, x.RawMatrix().Data; i < len(raw); i++ {
-		raw[i] = float64(rng.IntN(2))
-	}
-	set := &data.Set{X: x, Kind: data.KindBinary, Q: 1, Source: "random"}
+	set := randomBinarySet(90, 37, 9)
 	for _, tr := range []Trainer{
 		{Method: PCD, Chains: 20, K: 1, Batch: 30, Epochs: 3, LR: 0.05, Seed: 4},
 		{Method: CD, K: 1, Batch: 30, Epochs: 3, LR: 0.05, L2: 1e-3, L1: 1e-4, Seed: 5},
