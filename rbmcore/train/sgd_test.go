@@ -7,7 +7,6 @@ import (
 	"math/rand/v2"
 	"testing"
 
-
 	"github.com/harmonium-rbm/harmonium/rbmcore/rbm"
 )
 
