@@ -44,8 +44,9 @@ func forChunks(n, size int, fn func(c0, c1 int) error) error {
 
 // weightPass does the per-update work on the weights, row-parallel over
 // the visible units: the weight gradient (products.outer), the elementwise
-// penalties, the optimiser step with the backup of the previous values, and
-// the scan for divergence, the gradient norm and the float32 shadow.
+// penalties, the optimiser step with the backup of the previous values
+// (plain SGD: none, see inDir), and the scan for divergence, the gradient
+// norm and the float32 shadow.
 type weightPass struct {
 	r     *run
 	lr    float64
@@ -69,7 +70,11 @@ func (wp *weightPass) init(r *run) {
 // chunk's visible columns and the matching share of the hidden ones); step
 // backs W up, applies the L2/L1 penalties to the direction and the
 // optimiser step (none when the weights are frozen); check scans the new
-// weights and the direction and refreshes the float32 shadow.
+// weights and the direction and refreshes the float32 shadow. Step and
+// check together with plain SGD are one sweep (sgdShadow) that leaves W
+// as it is. Products are rounded before they are added (float64(...)),
+// as in sgdShadow, so that no compiler fuses them into an FMA and the
+// results are the same on every architecture.
 func (wp *weightPass) run(gemm, step, check bool) error {
 	r := wp.r
 	p := r.prod
@@ -105,7 +110,7 @@ func (wp *weightPass) run(gemm, step, check bool) error {
 				copy(backup[lo:hi], w[lo:hi])
 				if l2 > 0 || l1 > 0 {
 					for k, x := range w[lo:hi] {
-						d[lo+k] -= l2*x + l1*sign(x)
+						d[lo+k] -= float64(l2*x) + float64(l1*sign(x))
 					}
 				}
 				if !frozen {
@@ -121,7 +126,7 @@ func (wp *weightPass) run(gemm, step, check bool) error {
 					}
 				}
 				for _, x := range d[lo:hi] {
-					s += x * x
+					s += float64(x * x)
 				}
 				wp.bad[b0/wBlock], wp.gn[b0/wBlock] = first, s
 				p.refresh(w, b0, b1)
