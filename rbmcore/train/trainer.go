@@ -336,7 +336,7 @@ func (r *run) swapWeights() {
 
 // settleWeights puts the current weights back in the model's own array.
 func (r *run) settleWeights() {
-	if w := r.m.W.RawMatrix().Data; &w[0] != &r.wOrig[0] {
+	if w := r.m.W.RawMatrix().Data; len(w) > 0 && &w[0] != &r.wOrig[0] {
 		copy(r.wOrig, w)
 		r.swapWeights()
 	}
