@@ -74,24 +74,27 @@ func (o *optimizer) begin() {
 
 // apply adds the update of entries [lo, hi) of parameter slice p, x, for
 // the ascent direction g with learning rate lr (after begin).
+// Products are rounded before they are added (float64(...)), so that no
+// compiler fuses them into an FMA (Go does on arm64 and with
+// GOAMD64=v3): the same run gives the same bits on every architecture.
 func (o *optimizer) apply(p, lo, hi int, x, g []float64, lr float64) {
 	x, g = x[lo:hi], g[lo:hi:hi]
 	switch o.kind {
 	case SGD:
 		for k, gk := range g {
-			x[k] += lr * gk
+			x[k] += float64(lr * gk)
 		}
 	case Momentum:
 		m := o.m[p][lo:hi]
 		for k, gk := range g {
-			m[k] = o.mu*m[k] + gk
-			x[k] += lr * m[k]
+			m[k] = float64(o.mu*m[k]) + gk
+			x[k] += float64(lr * m[k])
 		}
 	case Adam:
 		m, v := o.m[p][lo:hi], o.v[p][lo:hi]
 		for k, gk := range g {
-			m[k] = o.b1*m[k] + (1-o.b1)*gk
-			v[k] = o.b2*v[k] + (1-o.b2)*gk*gk
+			m[k] = float64(o.b1*m[k]) + float64((1-o.b1)*gk)
+			v[k] = float64(o.b2*v[k]) + float64((1-o.b2)*gk*gk)
 			x[k] += lr * (m[k] / o.c1) / (math.Sqrt(v[k]/o.c2) + o.eps)
 		}
 	}
