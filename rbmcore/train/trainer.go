@@ -319,11 +319,11 @@ type run struct {
 	monitor *monitor
 	// The plain-SGD weight pass writes the new weights over r.dir.W, and
 	// swapWeights then exchanges the arrays of W and r.dir.W: the old
-	// weights are the backup, never copied. swapped says the last update
-	// did so; wOrig is the model's own array, which settleWeights gives
-	// back to W before a callback sees the model and when Fit returns.
-	swapped bool
-	wOrig   []float64
+	// weights are the backup, never copied (the last update swapped when
+	// wpass.inDir and no weight went bad). wOrig is the model's own array,
+	// which settleWeights gives back to W before a callback sees the model
+	// and when Fit returns.
+	wOrig []float64
 }
 
 // swapWeights exchanges the arrays of the weights and of the direction.
@@ -648,14 +648,12 @@ func (r *run) step(epoch int, lr float64) error {
 	global := r.t.Centred || r.t.L1Squared > 0
 	local := !global && !r.frozen[last] && r.m.Visible.States() == 1 && r.m.Hidden.States() == 1
 	r.opt.begin()
-	r.swapped = false
 	if local {
 		if err := wp.run(true, true, true); err != nil {
 			return err
 		}
 		if wp.inDir && wp.firstBad() < 0 {
 			r.swapWeights()
-			r.swapped = true
 		}
 	} else if err := wp.run(true, false, false); err != nil {
 		return err
@@ -785,7 +783,7 @@ func (r *run) checkDivergence(epoch int) error {
 		for q := range r.params {
 			if q < last || !r.wpass.inDir {
 				copy(r.params[q], r.backup[q])
-			} else if r.swapped {
+			} else if r.wpass.firstBad() < 0 { // this update swapped
 				r.swapWeights() // the old weights are still in the other array
 			}
 		}
