@@ -3,7 +3,10 @@ package kernel
 import (
 	"encoding/json"
 	"fmt"
+	"net"
 	"os"
+	"strconv"
+	"strings"
 )
 
 // ConnectionInfo is the content of a Jupyter connection file: where the five
@@ -69,11 +72,27 @@ func (ci *ConnectionInfo) Validate() error {
 	return nil
 }
 
-// Endpoint returns the ZeroMQ endpoint of a port: tcp://IP:PORT, or
-// ipc://IP-PORT as Jupyter names its ipc sockets.
+// Endpoint returns the ZeroMQ endpoint of a port: tcp://IP:PORT (an IPv6
+// address in brackets, tcp://[::1]:PORT), or ipc://IP-PORT as Jupyter names
+// its ipc sockets.
 func (ci ConnectionInfo) Endpoint(port int) string {
-	if ci.Transport == "ipc" {
-		return fmt.Sprintf("ipc://%s-%d", ci.IP, port)
+	network, addr := ci.listenAddr(port)
+	if network == "unix" {
+		return "ipc://" + addr
 	}
-	return fmt.Sprintf("tcp://%s:%d", ci.IP, port)
+	return "tcp://" + addr
+}
+
+// listenAddr returns the network ("tcp" or "unix") and address to listen on
+// for a port. The IP may be an IPv6 address written with or without
+// brackets, as Jupyter writes "::1" and users "[::1]".
+func (ci ConnectionInfo) listenAddr(port int) (network, addr string) {
+	if ci.Transport == "ipc" {
+		return "unix", fmt.Sprintf("%s-%d", ci.IP, port)
+	}
+	host := ci.IP
+	if strings.HasPrefix(host, "[") && strings.HasSuffix(host, "]") {
+		host = host[1 : len(host)-1]
+	}
+	return "tcp", net.JoinHostPort(host, strconv.Itoa(port))
 }

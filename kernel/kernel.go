@@ -38,6 +38,10 @@ type HelpLink struct {
 // sendTimeout bounds a blocked send to a socket (a client that stopped reading).
 const sendTimeout = 10 * time.Second
 
+// iopubDrain bounds how long a shutdown waits for the last iopub messages
+// (the shutdown_reply, the final status) to reach the subscribers.
+const iopubDrain = time.Second
+
 // Kernel serves the Jupyter protocol on the five sockets of a connection file.
 // Create it with New, serve with Run, stop with a shutdown_request or by
 // cancelling Run's context.
@@ -49,8 +53,9 @@ type Kernel struct {
 	session string
 	history *History
 
-	shell, control, stdin, iopub, hb zmq4.Socket
-	ipcFiles                         []string // socket files this kernel created
+	shell, control, stdin, hb zmq4.Socket
+	iopub                     *publisher
+	ipcFiles                  []string // socket files this kernel created
 
 	queue chan *Message // shell requests, served in order by one goroutine
 
@@ -100,36 +105,51 @@ func New(cfg Config) (*Kernel, error) {
 	ctx := context.Background()
 	opt := zmq4.WithTimeout(sendTimeout)
 	c := cfg.Conn
+	// zmqSocket binds a zmq4 socket; the iopub socket is the kernel's own publisher.
+	zmqSocket := func(dst *zmq4.Socket, make func(context.Context, ...zmq4.Option) zmq4.Socket) func(ep, network, addr string) error {
+		return func(ep, _, _ string) error {
+			sock := make(ctx, opt)
+			if err := sock.Listen(guardedEndpoint(ep)); err != nil {
+				sock.Close()
+				return err
+			}
+			*dst = sock
+			return nil
+		}
+	}
 	socks := []struct {
-		dst  *zmq4.Socket
-		name string
-		port int
-		make func(context.Context, ...zmq4.Option) zmq4.Socket
+		name   string
+		port   int
+		listen func(ep, network, addr string) error
 	}{
-		{&k.shell, "shell", c.ShellPort, zmq4.NewRouter},
-		{&k.control, "control", c.ControlPort, zmq4.NewRouter},
-		{&k.stdin, "stdin", c.StdinPort, zmq4.NewRouter},
-		{&k.iopub, "iopub", c.IOPubPort, zmq4.NewPub},
-		{&k.hb, "heartbeat", c.HBPort, zmq4.NewRep},
+		{"shell", c.ShellPort, zmqSocket(&k.shell, zmq4.NewRouter)},
+		{"control", c.ControlPort, zmqSocket(&k.control, zmq4.NewRouter)},
+		{"stdin", c.StdinPort, zmqSocket(&k.stdin, zmq4.NewRouter)},
+		{"iopub", c.IOPubPort, func(_, network, addr string) (err error) {
+			k.iopub, err = listenPublisher(network, addr, k.log, &k.drops)
+			return err
+		}},
+		{"heartbeat", c.HBPort, zmqSocket(&k.hb, zmq4.NewRep)},
 	}
 	for _, s := range socks {
-		sock := s.make(ctx, opt)
 		ep := c.Endpoint(s.port)
-		if err := sock.Listen(guardedEndpoint(ep)); err != nil {
-			sock.Close()
+		network, addr := c.listenAddr(s.port)
+		if err := s.listen(ep, network, addr); err != nil {
 			k.closeSockets()
 			return nil, fmt.Errorf("kernel: %s socket on %s (port %d): %w", s.name, ep, s.port, err)
 		}
-		*s.dst = sock
-		if c.Transport == "ipc" {
-			k.ipcFiles = append(k.ipcFiles, strings.TrimPrefix(ep, "ipc://"))
+		if network == "unix" {
+			k.ipcFiles = append(k.ipcFiles, addr)
 		}
 	}
 	return k, nil
 }
 
 func (k *Kernel) closeSockets() {
-	for _, s := range []zmq4.Socket{k.shell, k.control, k.stdin, k.iopub, k.hb} {
+	if k.iopub != nil {
+		k.iopub.Close(iopubDrain)
+	}
+	for _, s := range []zmq4.Socket{k.shell, k.control, k.stdin, k.hb} {
 		if s != nil {
 			s.Close()
 		}
@@ -157,7 +177,6 @@ func (k *Kernel) Run(ctx context.Context) (restart bool) {
 	case <-k.done:
 	}
 	k.Interrupt()
-	time.Sleep(20 * time.Millisecond) // let the iopub queue flush the last messages
 	k.closeSockets()
 	stopped := make(chan struct{})
 	go func() {
@@ -360,9 +379,7 @@ func (k *Kernel) publish(parent *Message, msgType string, content any) {
 		return
 	}
 	m.Identities = [][]byte{[]byte("kernel." + k.session + "." + msgType)}
-	if err := k.iopub.SendMulti(zmq4.NewMsgFrom(m.Frames(k.signer)...)); err != nil && !k.stopping() {
-		k.log.Printf("publish %s: %v", msgType, err)
-	}
+	k.iopub.Publish(m.Frames(k.signer))
 }
 
 func (k *Kernel) status(parent *Message, state string) {
