@@ -65,7 +65,8 @@ type publisher struct {
 	ln      net.Listener
 	log     *log.Logger
 	drops   *dropLog // rate-limits logging of refused connections
-	stall   time.Duration
+	stall   time.Duration // subscriberStall, shorter in tests
+	limit   queueLimit    // the bounds of each subscriber's queue
 	dropped atomic.Int64 // messages dropped for slow subscribers, in total
 
 	mu     sync.Mutex // orders Publish calls; guards subs and closed
@@ -81,7 +82,8 @@ func listenPublisher(network, addr string, logger *log.Logger, drops *dropLog) (
 	if err != nil {
 		return nil, err
 	}
-	p := &publisher{ln: ln, log: logger, drops: drops, stall: subscriberStall, subs: map[*subscriber]struct{}{}}
+	p := &publisher{ln: ln, log: logger, drops: drops, stall: subscriberStall,
+		limit: queueLimit{subscriberQueueMessages, subscriberQueueBytes}, subs: map[*subscriber]struct{}{}}
 	p.wg.Add(1)
 	go p.accept()
 	return p, nil
@@ -202,6 +204,9 @@ func (p *publisher) remove(s *subscriber) {
 	})
 }
 
+// queueLimit bounds a subscriber's queue.
+type queueLimit struct{ messages, bytes int }
+
 // queued is a message waiting in a subscriber's queue.
 type queued struct {
 	frames  [][]byte
@@ -244,7 +249,8 @@ func (s *subscriber) subscribed(topic []byte) bool {
 // when the queue is full.
 func (s *subscriber) offer(m queued) bool {
 	s.mu.Lock()
-	full := len(s.queue) >= subscriberQueueMessages || len(s.queue) > 0 && s.bytes+m.size > subscriberQueueBytes
+	l := s.p.limit
+	full := len(s.queue) >= l.messages || len(s.queue) > 0 && s.bytes+m.size > l.bytes
 	if full && !m.command {
 		s.dropped++
 		first := !s.reported

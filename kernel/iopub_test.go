@@ -1,0 +1,178 @@
+package kernel
+
+import (
+	"context"
+	"encoding/binary"
+	"fmt"
+	"io"
+	"log"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/go-zeromq/zmq4"
+)
+
+// testPublisher listens on a unix socket in a temporary directory.
+func testPublisher(t *testing.T, limit queueLimit, stall time.Duration) (*publisher, string) {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "iopub")
+	p, err := listenPublisher("unix", path, log.New(io.Discard, "", 0), &dropLog{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p.limit, p.stall = limit, stall
+	t.Cleanup(func() { p.Close(time.Second) })
+	return p, "ipc://" + path
+}
+
+// subscribe dials a zmq4 SUB socket to ep, subscribed to topic, and waits
+// until the publisher counts n subscribers.
+func subscribe(t *testing.T, p *publisher, ep, topic string, n int) zmq4.Socket {
+	t.Helper()
+	sub := zmq4.NewSub(context.Background())
+	t.Cleanup(func() { sub.Close() })
+	if err := sub.Dial(ep); err != nil {
+		t.Fatal(err)
+	}
+	if err := sub.SetOption(zmq4.OptionSubscribe, topic); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		p.mu.Lock()
+		k := 0
+		for s := range p.subs {
+			s.mu.Lock()
+			if len(s.topics) > 0 {
+				k++
+			}
+			s.mu.Unlock()
+		}
+		p.mu.Unlock()
+		if k == n {
+			return sub
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%d subscribers, want %d", k, n)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+// recvSeq receives one message and returns the sequence number in its second frame.
+func recvSeq(t *testing.T, sub zmq4.Socket) uint64 {
+	t.Helper()
+	m, err := sub.Recv()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(m.Frames) != 3 {
+		t.Fatalf("received %d frames, want 3", len(m.Frames))
+	}
+	return binary.BigEndian.Uint64(m.Frames[1])
+}
+
+func seqMessage(topic string, i uint64, size int) [][]byte {
+	var seq [8]byte
+	binary.BigEndian.PutUint64(seq[:], i)
+	return [][]byte{[]byte(topic), seq[:], make([]byte, size)}
+}
+
+// A subscriber that stops reading must neither hold up the others nor make
+// the publisher's memory grow: its messages beyond the queue bound are
+// dropped and counted, and after the stall timeout it is disconnected.
+func TestPublisherStalledSubscriber(t *testing.T) {
+	limit := queueLimit{messages: 100, bytes: 1 << 20}
+	p, ep := testPublisher(t, limit, 500*time.Millisecond)
+	// zmq4's SUB reads into a small channel and stops reading the
+	// connection once nobody takes from it: this one is never read.
+	subscribe(t, p, ep, "", 1)
+	healthy := subscribe(t, p, ep, "", 2)
+
+	const n, size, batch = 3000, 8 << 10, 50 // 24 MB, far beyond the bound and the socket buffers
+	var next uint64
+	maxQueued := 0
+	for i := uint64(0); i < n; i++ {
+		p.Publish(seqMessage("kernel.x.stream", i, size))
+		p.mu.Lock()
+		for s := range p.subs {
+			s.mu.Lock()
+			maxQueued = max(maxQueued, s.bytes)
+			s.mu.Unlock()
+		}
+		p.mu.Unlock()
+		if (i+1)%batch == 0 { // the healthy subscriber keeps up
+			for ; next <= i; next++ {
+				if got := recvSeq(t, healthy); got != next {
+					t.Fatalf("healthy subscriber: message %d, want %d", got, next)
+				}
+			}
+		}
+	}
+	if d := p.Dropped(); d < n-int64(limit.messages)-int64(8<<20/size) {
+		t.Errorf("dropped %d messages for the stalled subscriber, want nearly all of %d", d, n)
+	}
+	if maxQueued > limit.bytes+size {
+		t.Errorf("a queue held %d bytes, bound %d", maxQueued, limit.bytes)
+	}
+	// The stalled subscriber's write makes no progress: it is disconnected.
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		p.mu.Lock()
+		k := len(p.subs)
+		p.mu.Unlock()
+		if k == 1 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%d subscribers 10 s after the stall timeout, want 1", k)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	p.Publish(seqMessage("kernel.x.stream", n, 10))
+	if got := recvSeq(t, healthy); got != n {
+		t.Fatalf("after the disconnect: message %d, want %d", got, n)
+	}
+}
+
+// Subscriptions are prefixes of the first frame; a cancelled one stops delivery.
+func TestPublisherTopics(t *testing.T) {
+	p, ep := testPublisher(t, queueLimit{1000, 1 << 20}, time.Minute)
+	sub := subscribe(t, p, ep, "kernel.a", 1)
+	p.Publish(seqMessage("kernel.b.status", 1, 0))
+	p.Publish(seqMessage("kernel.a.status", 2, 0))
+	if got := recvSeq(t, sub); got != 2 {
+		t.Fatalf("got message %d, want 2 (1 has another topic)", got)
+	}
+	if d := p.Dropped(); d != 0 {
+		t.Errorf("dropped %d messages, want 0", d)
+	}
+}
+
+// ZMTP 3.1 peers subscribe with commands, and PING must be answered with
+// PONG carrying the ping's context.
+func TestSubscriberCommands(t *testing.T) {
+	s := &subscriber{p: &publisher{limit: queueLimit{1, 1}, log: log.New(io.Discard, "", 0)},
+		topics: map[string]int{}, wake: make(chan struct{}, 1)}
+	cmd := func(name, data string) []byte { return []byte(fmt.Sprintf("%c%s%s", len(name), name, data)) }
+	s.command(cmd("SUBSCRIBE", "kernel."))
+	s.command(cmd("SUBSCRIBE", "kernel."))
+	s.command(cmd("CANCEL", "kernel."))
+	if !s.subscribed([]byte("kernel.1.status")) {
+		t.Error("two subscriptions, one cancelled: not subscribed any more")
+	}
+	s.command(cmd("CANCEL", "kernel."))
+	if s.subscribed([]byte("kernel.1.status")) {
+		t.Error("every subscription cancelled: still subscribed")
+	}
+	s.command([]byte{200, 'P'}) // a name longer than the frame: ignored
+	s.queue = append(s.queue, queued{size: 1})
+	s.command(cmd("PING", "\x00\x0actx"))
+	if len(s.queue) != 2 {
+		t.Fatalf("queue holds %d messages after PING, want the PONG beyond the full queue", len(s.queue))
+	}
+	if pong := s.queue[1]; !pong.command || string(pong.frames[0]) != "\x04PONGctx" {
+		t.Errorf("reply to PING: %+v, want the command PONG with context ctx", pong)
+	}
+}
