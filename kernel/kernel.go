@@ -66,7 +66,8 @@ type Kernel struct {
 	done      chan struct{}      // closed on shutdown
 	closeOnce sync.Once
 
-	drops dropLog // rate-limits the logging of dropped messages
+	drops  dropLog      // rate-limits the logging of dropped messages
+	replay *replayGuard // refuses signed messages received before
 
 	inputMu sync.Mutex    // one input_request outstanding at a time
 	inputs  chan *Message // input_reply messages from the stdin socket
@@ -98,6 +99,7 @@ func New(cfg Config) (*Kernel, error) {
 		signer:  NewSigner([]byte(cfg.Conn.Key)),
 		session: newID(),
 		history: h,
+		replay:  newReplayGuard(replayWindow),
 		queue:   make(chan *Message, 4096),
 		done:    make(chan struct{}),
 		inputs:  make(chan *Message, 1),
@@ -240,6 +242,11 @@ func (k *Kernel) recv(sock zmq4.Socket, name string) (*Message, bool) {
 		m, err := ParseFrames(zm.Frames, k.signer)
 		if err != nil {
 			k.drops.printf(k.log, "%s: dropped message (%d frames): %v", name, len(zm.Frames), err)
+			continue
+		}
+		// Unsigned messages (no key) cannot be told apart from replays.
+		if sig := zm.Frames[len(m.Identities)+1]; len(sig) > 0 && !k.replay.fresh(sig) {
+			k.drops.printf(k.log, "%s: dropped replayed %s %s (its signature was seen before)", name, m.Header.MsgType, m.Header.MsgID)
 			continue
 		}
 		return m, true
