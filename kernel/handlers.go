@@ -284,6 +284,9 @@ func (k *Kernel) handleExecute(m *Message) {
 		if err := k.history.Append(count, req.Code); err != nil {
 			k.log.Print(err)
 		}
+		if len(req.Code) > maxHistorySource {
+			k.log.Printf("history: cell %d has %d bytes; only its first %d are stored", count, len(req.Code), maxHistorySource)
+		}
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	k.mu.Lock()

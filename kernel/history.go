@@ -2,14 +2,18 @@ package kernel
 
 import (
 	"bufio"
+	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"runtime"
 	"sync"
 	"syscall"
 	"time"
+	"unicode/utf8"
 )
 
 // HistoryEntry is one stored cell input.
@@ -28,7 +32,19 @@ type History struct {
 	path    string // "" keeps history in memory only
 	session int
 	entries []HistoryEntry // in (session, line) order of appending, without session records
+	skipped int            // unreadable lines skipped by OpenHistory
 }
+
+// maxHistorySource is the most of a cell's source that history stores. A
+// longer cell (pasted data, a generated table) is stored truncated, with a
+// note saying so, so that one huge cell bloats neither the file nor the
+// memory of every later kernel.
+const maxHistorySource = 1 << 20
+
+// maxHistoryLine bounds a line of the history file that OpenHistory reads;
+// a longer line (from an older version, or corrupt) is skipped without being
+// held in memory. JSON escaping makes a source at most 6 times longer.
+const maxHistoryLine = 6*maxHistorySource + 4096
 
 // JupyterDataDir returns the user's Jupyter data directory: $JUPYTER_DATA_DIR,
 // else the platform default used by jupyter_core (~/.local/share/jupyter
@@ -61,7 +77,8 @@ func JupyterDataDir() (string, error) {
 
 // OpenHistory loads the history file at path (created if missing) and starts a
 // new session numbered one past the highest session in it. An empty path gives
-// an in-memory history starting at session 1. Unreadable lines are skipped.
+// an in-memory history starting at session 1. Unreadable lines (corrupt, or
+// longer than maxHistoryLine) are skipped and counted, see Skipped.
 func OpenHistory(path string) (*History, error) {
 	h := &History{path: path, session: 1}
 	if path == "" {
@@ -80,27 +97,61 @@ func OpenHistory(path string) (*History, error) {
 		return nil, fmt.Errorf("history %s: lock: %w", path, err)
 	}
 	defer syscall.Flock(int(f.Fd()), syscall.LOCK_UN)
-	sc := bufio.NewScanner(f)
-	sc.Buffer(make([]byte, 64*1024), 64<<20)
-	last := 0
-	for sc.Scan() {
-		var e HistoryEntry
-		if json.Unmarshal(sc.Bytes(), &e) != nil || e.Session <= 0 {
-			continue
-		}
-		last = max(last, e.Session)
-		if e.Line > 0 {
-			h.entries = append(h.entries, e)
-		}
-	}
-	if err := sc.Err(); err != nil {
+	last, complete, err := h.load(f)
+	if err != nil {
 		return nil, fmt.Errorf("history %s: %w", path, err)
+	}
+	if !complete { // a write cut short: end its line so the next record starts afresh
+		if _, err := f.Write([]byte{'\n'}); err != nil {
+			return nil, fmt.Errorf("history %s: %w", path, err)
+		}
 	}
 	h.session = last + 1
 	if err := h.write(f, HistoryEntry{Session: h.session, Start: time.Now().UTC().Format(time.RFC3339)}); err != nil {
 		return nil, err
 	}
 	return h, nil
+}
+
+// load reads the entries of r and returns the highest session number seen,
+// and whether r ends with a complete line.
+func (h *History) load(r io.Reader) (last int, complete bool, err error) {
+	br := bufio.NewReaderSize(r, 64<<10)
+	var line []byte
+	oversized, complete := false, true
+	for {
+		chunk, err := br.ReadSlice('\n')
+		if len(chunk) > 0 {
+			complete = chunk[len(chunk)-1] == '\n'
+		}
+		if len(line)+len(chunk) > maxHistoryLine {
+			oversized, line = true, line[:0]
+		} else if !oversized {
+			line = append(line, chunk...)
+		}
+		if errors.Is(err, bufio.ErrBufferFull) {
+			continue
+		}
+		if err != nil && !errors.Is(err, io.EOF) {
+			return last, complete, err
+		}
+		if oversized || len(bytes.TrimSpace(line)) > 0 {
+			var e HistoryEntry
+			switch {
+			case oversized, json.Unmarshal(line, &e) != nil, e.Session <= 0:
+				h.skipped++
+			default:
+				last = max(last, e.Session)
+				if e.Line > 0 {
+					h.entries = append(h.entries, e)
+				}
+			}
+		}
+		if err != nil { // io.EOF
+			return last, complete, nil
+		}
+		line, oversized = line[:0], false
+	}
 }
 
 func (h *History) write(f *os.File, e HistoryEntry) error {
@@ -117,11 +168,15 @@ func (h *History) write(f *os.File, e HistoryEntry) error {
 // Session returns the number of the current session.
 func (h *History) Session() int { return h.session }
 
-// Append stores the source of the cell executed with execution count line.
+// Skipped returns how many unreadable lines OpenHistory skipped.
+func (h *History) Skipped() int { return h.skipped }
+
+// Append stores the source of the cell executed with execution count line;
+// of a source longer than maxHistorySource, its beginning and a note.
 func (h *History) Append(line int, source string) error {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	e := HistoryEntry{Session: h.session, Line: line, Source: source}
+	e := HistoryEntry{Session: h.session, Line: line, Source: truncateSource(source)}
 	h.entries = append(h.entries, e)
 	if h.path == "" {
 		return nil
@@ -183,6 +238,20 @@ func (h *History) Search(pattern string, n int, unique bool) []HistoryEntry {
 		out[i], out[j] = out[j], out[i]
 	}
 	return out
+}
+
+// truncateSource returns source, or if it is longer than maxHistorySource
+// its first maxHistorySource bytes (cut at a character boundary) followed by
+// a comment saying what was left out.
+func truncateSource(source string) string {
+	if len(source) <= maxHistorySource {
+		return source
+	}
+	n := maxHistorySource
+	for n > 0 && !utf8.RuneStart(source[n]) {
+		n--
+	}
+	return fmt.Sprintf("%s\n// [history: this cell had %d bytes; only the first %d are stored]", source[:n], len(source), n)
 }
 
 func lastN(es []HistoryEntry, n int) []HistoryEntry {

@@ -1,10 +1,14 @@
 package kernel
 
 import (
+	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"reflect"
+	"strings"
 	"testing"
+	"unicode/utf8"
 )
 
 func TestHistoryPersists(t *testing.T) {
@@ -90,5 +94,67 @@ func TestGlobMatch(t *testing.T) {
 		if got := globMatch([]rune(tc.p), []rune(tc.s)); got != tc.want {
 			t.Errorf("globMatch(%q, %q) = %v", tc.p, tc.s, got)
 		}
+	}
+}
+
+// A huge cell is stored truncated, at a character boundary, with a note.
+func TestHistoryTruncatesLongCells(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "history.jsonl")
+	h, err := OpenHistory(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	long := "x" + strings.Repeat("é", maxHistorySource) // 2 bytes a character: the cut falls inside one
+	if err := h.Append(1, long); err != nil {
+		t.Fatal(err)
+	}
+	h.Append(2, "after")
+	h2, err := OpenHistory(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	es := h2.Range(1, 1, 0)
+	if len(es) != 2 || es[1].Source != "after" {
+		t.Fatalf("entries after a huge cell: %d, want 2", len(es))
+	}
+	src := es[0].Source
+	body, note, _ := strings.Cut(src, "\n// [history:")
+	if !utf8.ValidString(src) || !strings.HasPrefix(long, body) || len(body) != maxHistorySource-1 {
+		t.Errorf("stored %d bytes of the cell (valid UTF-8 %v), want its first %d", len(body), utf8.ValidString(src), maxHistorySource-1)
+	}
+	if want := fmt.Sprintf(" this cell had %d bytes", len(long)); !strings.Contains(note, want) {
+		t.Errorf("note %q does not say %q", note, want)
+	}
+}
+
+// Lines too long to read, corrupt lines and a last line cut short are
+// skipped; the entries around them load, and the file stays usable.
+func TestHistorySkipsUnreadableLines(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "history.jsonl")
+	huge, _ := json.Marshal(HistoryEntry{Session: 9, Line: 1, Source: strings.Repeat("y", maxHistoryLine)})
+	content := `{"session":1,"line":1,"source":"a := 1"}` + "\n" + string(huge) + "\n{not json\n\n" +
+		`{"session":2,"line":1,"source":"b := 2"}` + "\n" + `{"session":2,"line":2,"sou`
+	if err := os.WriteFile(path, []byte(content), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	h, err := OpenHistory(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if h.Session() != 3 || h.Skipped() != 3 {
+		t.Errorf("session %d, %d lines skipped; want 3, 3 (the 9 was in the unreadable line)", h.Session(), h.Skipped())
+	}
+	got := h.Tail(0)
+	want := []HistoryEntry{{Session: 1, Line: 1, Source: "a := 1"}, {Session: 2, Line: 1, Source: "b := 2"}}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("entries %v, want %v", got, want)
+	}
+	h.Append(1, "c := 3")
+	h2, err := OpenHistory(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if es := h2.Range(3, 1, 0); len(es) != 1 || es[0].Source != "c := 3" || h2.Skipped() != 3 {
+		t.Errorf("after appending past the cut line: session 3 has %v, %d lines skipped; want c := 3, 3", es, h2.Skipped())
 	}
 }

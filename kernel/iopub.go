@@ -64,10 +64,10 @@ const (
 type publisher struct {
 	ln      net.Listener
 	log     *log.Logger
-	drops   *dropLog // rate-limits logging of refused connections
+	drops   *dropLog      // rate-limits logging of refused connections
 	stall   time.Duration // subscriberStall, shorter in tests
 	limit   queueLimit    // the bounds of each subscriber's queue
-	dropped atomic.Int64 // messages dropped for slow subscribers, in total
+	dropped atomic.Int64  // messages dropped for slow subscribers, in total
 
 	mu     sync.Mutex // orders Publish calls; guards subs and closed
 	subs   map[*subscriber]struct{}

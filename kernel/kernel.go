@@ -92,6 +92,9 @@ func New(cfg Config) (*Kernel, error) {
 	if h == nil {
 		h, _ = OpenHistory("") // in memory: cannot fail
 	}
+	if n := h.Skipped(); n > 0 {
+		cfg.Log.Printf("history %s: skipped %d unreadable lines (corrupt, or longer than %d bytes)", h.path, n, maxHistoryLine)
+	}
 	k := &Kernel{
 		cfg:     cfg,
 		exec:    cfg.Executor,
