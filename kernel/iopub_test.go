@@ -84,7 +84,7 @@ func seqMessage(topic string, i uint64, size int) [][]byte {
 // dropped and counted, and after the stall timeout it is disconnected.
 func TestPublisherStalledSubscriber(t *testing.T) {
 	limit := queueLimit{messages: 100, bytes: 1 << 20}
-	p, ep := testPublisher(t, limit, 500*time.Millisecond)
+	p, ep := testPublisher(t, limit, 2*time.Second)
 	// zmq4's SUB reads into a small channel and stops reading the
 	// connection once nobody takes from it: this one is never read.
 	subscribe(t, p, ep, "", 1)

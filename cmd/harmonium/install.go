@@ -28,6 +28,16 @@ type kernelSpec struct {
 
 var validKernelName = regexp.MustCompile(`^[A-Za-z0-9._-]+$`)
 
+// checkKernelName rejects a kernelspec name that is not a plain directory
+// name: the spec is written to KERNELS_DIR/NAME, so "..", "." or a path
+// would write it outside the kernels directory.
+func checkKernelName(name string) error {
+	if !validKernelName.MatchString(name) || name == "." || name == ".." {
+		return fmt.Errorf("--name %q: a kernelspec name is a directory name of letters, digits, '.', '_' and '-' (not \".\" or \"..\")", name)
+	}
+	return nil
+}
+
 func installCommand(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("harmonium install", flag.ContinueOnError)
 	fs.SetOutput(stderr)
@@ -54,7 +64,7 @@ func installCommand(args []string, stdout, stderr io.Writer) int {
 	}
 	dir, err := kernelsDir(*sysPrefix, *prefix)
 	if err == nil {
-		dir, err = installSpec(filepath.Join(dir, *name), *name)
+		dir, err = installSpec(dir, *name)
 	}
 	if err != nil {
 		fmt.Fprintf(stderr, "harmonium install: %v\n", err)
@@ -98,11 +108,13 @@ func pythonPrefix() (string, error) {
 	return strings.TrimSpace(string(out)), nil
 }
 
-// installSpec writes kernel.json and the logos into dir and returns dir made absolute.
-func installSpec(dir, name string) (string, error) {
-	if !validKernelName.MatchString(name) {
-		return "", fmt.Errorf("--name %q: use letters, digits, '.', '_' and '-' only", name)
+// installSpec writes kernel.json and the logos into the directory name of
+// the kernels directory kernels, and returns that directory made absolute.
+func installSpec(kernels, name string) (string, error) {
+	if err := checkKernelName(name); err != nil {
+		return "", err
 	}
+	dir := filepath.Join(kernels, name)
 	bin, err := os.Executable()
 	if err != nil {
 		return "", fmt.Errorf("locating the harmonium binary: %w", err)
