@@ -10,6 +10,11 @@
 // Execution requests go through one queue, served in order by one goroutine;
 // the control channel (interrupt, shutdown) is served on its own goroutine so
 // it is never blocked by a running cell. Malformed frames, bad signatures,
-// unknown message types and vanished clients are logged and dropped; the
-// kernel keeps serving.
+// replayed messages (a signature seen among the last 65536), unknown message
+// types and vanished clients are logged and dropped; the kernel keeps serving.
+//
+// The iopub socket is the kernel's own PUB implementation over zmq4's ZMTP
+// handshake (see iopub.go): each subscriber has a bounded queue, so a
+// frontend that stops reading (suspended, asleep) misses messages instead of
+// holding up output for every other client, as with libzmq's high-water mark.
 package kernel
