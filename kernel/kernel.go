@@ -153,6 +153,9 @@ func New(cfg Config) (*Kernel, error) {
 func (k *Kernel) closeSockets() {
 	if k.iopub != nil {
 		k.iopub.Close(iopubDrain)
+		if d := k.iopub.Dropped(); d > 0 {
+			k.log.Printf("iopub: %d messages were dropped in all for subscribers that did not keep up", d)
+		}
 	}
 	for _, s := range []zmq4.Socket{k.shell, k.control, k.stdin, k.hb} {
 		if s != nil {
