@@ -89,9 +89,6 @@ func listenPublisher(network, addr string, logger *log.Logger, drops *dropLog) (
 	return p, nil
 }
 
-// Addr returns the address the publisher listens on.
-func (p *publisher) Addr() net.Addr { return p.ln.Addr() }
-
 // Dropped returns how many messages were dropped for subscribers that did
 // not keep up, since the publisher started.
 func (p *publisher) Dropped() int64 { return p.dropped.Load() }
@@ -117,7 +114,7 @@ func (p *publisher) handshake(c net.Conn) {
 	}
 	s := &subscriber{p: p, conn: c, name: c.RemoteAddr().String(), topics: map[string]int{},
 		wake: make(chan struct{}, 1), closing: make(chan struct{}), gone: make(chan struct{})}
-	if s.name == "" || s.name == "@" { // unix sockets: peers have no address
+	if s.name == "" || s.name == "@" || s.name == "<nil>" { // unix sockets: peers have no address
 		s.name = "local peer"
 	}
 	p.mu.Lock()

@@ -158,7 +158,7 @@ class SuspendedFrontendTest(KernelFixture):
             rss_after = rss_mb(pid)
             report(f"kernel RSS {rss_before:.0f} MB before, {rss_mid:.0f} MB after 20 + 30 MB printed, "
                    f"{rss_after:.0f} MB after 30 MB more")
-            self.assertLess(rss_after - rss_before, 100, "kernel memory grew with the suspended frontend's backlog")
+            self.assertLess(rss_after - rss_before, 120, "kernel memory grew with the suspended frontend's backlog")
             self.assertLess(rss_after - rss_mid, 30, "kernel memory grew with the suspended frontend's backlog")
 
             # Once resumed, the frontend hears from the kernel again.
