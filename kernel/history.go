@@ -242,7 +242,8 @@ func (h *History) Search(pattern string, n int, unique bool) []HistoryEntry {
 
 // truncateSource returns source, or if it is longer than maxHistorySource
 // its first maxHistorySource bytes (cut at a character boundary) followed by
-// a comment saying what was left out.
+// a note (in no particular language: the kernel does not know it) saying
+// what was left out.
 func truncateSource(source string) string {
 	if len(source) <= maxHistorySource {
 		return source
@@ -251,7 +252,7 @@ func truncateSource(source string) string {
 	for n > 0 && !utf8.RuneStart(source[n]) {
 		n--
 	}
-	return fmt.Sprintf("%s\n// [history: this cell had %d bytes; only the first %d are stored]", source[:n], len(source), n)
+	return fmt.Sprintf("%s\n[history: this cell had %d bytes; only the first %d are stored]", source[:n], len(source), n)
 }
 
 func lastN(es []HistoryEntry, n int) []HistoryEntry {

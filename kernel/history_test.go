@@ -118,7 +118,7 @@ func TestHistoryTruncatesLongCells(t *testing.T) {
 		t.Fatalf("entries after a huge cell: %d, want 2", len(es))
 	}
 	src := es[0].Source
-	body, note, _ := strings.Cut(src, "\n// [history:")
+	body, note, _ := strings.Cut(src, "\n[history:")
 	if !utf8.ValidString(src) || !strings.HasPrefix(long, body) || len(body) != maxHistorySource-1 {
 		t.Errorf("stored %d bytes of the cell (valid UTF-8 %v), want its first %d", len(body), utf8.ValidString(src), maxHistorySource-1)
 	}

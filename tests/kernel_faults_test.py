@@ -241,7 +241,7 @@ class HistoryTest(unittest.TestCase):
         self.assertEqual(reply["content"]["status"], "ok", reply["content"])
         stored = self.tail(kc, 1)[0]
         self.assertLess(len(stored), 1.1 * MB)
-        self.assertTrue(big.startswith(stored.split("\n// [history:")[0]))
+        self.assertTrue(big.startswith(stored.split("\n[history:")[0]))
         self.assertIn(f"this cell had {len(big)} bytes", stored)
 
         # The next kernel reads the file, and stores its own cells.
