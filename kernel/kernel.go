@@ -111,9 +111,9 @@ func New(cfg Config) (*Kernel, error) {
 	opt := zmq4.WithTimeout(sendTimeout)
 	c := cfg.Conn
 	// zmqSocket binds a zmq4 socket; the iopub socket is the kernel's own publisher.
-	zmqSocket := func(dst *zmq4.Socket, make func(context.Context, ...zmq4.Option) zmq4.Socket) func(ep, network, addr string) error {
+	zmqSocket := func(dst *zmq4.Socket, newSocket func(context.Context, ...zmq4.Option) zmq4.Socket) func(ep, network, addr string) error {
 		return func(ep, _, _ string) error {
-			sock := make(ctx, opt)
+			sock := newSocket(ctx, opt)
 			if err := sock.Listen(guardedEndpoint(ep)); err != nil {
 				sock.Close()
 				return err
