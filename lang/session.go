@@ -134,7 +134,7 @@ func New(opts Options) (*Session, error) {
 func (s *Session) reset() error {
 	s.in = interp.New(interp.Options{
 		Stdin:        &stdinReader{s: s},
-		Stdout:       s.stdout.w,
+		Stdout:       s.stdout,
 		Stderr:       s.yerr,
 		Unrestricted: true,
 		Args:         []string{"harmonium"},
@@ -426,6 +426,13 @@ func clearValue(v any) {
 func (s *Session) Execute(ctx context.Context, code string, out Output) Result {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	// A cell may have closed os.Stdout or os.Stderr; the next one gets its
+	// output captured again.
+	for _, p := range []*pipeCapture{s.stdout, s.stderr} {
+		if err := p.Revive(); err != nil {
+			return Result{Err: &Error{Name: "CaptureError", Value: err.Error(), Traceback: []string{"CaptureError: " + err.Error()}}}
+		}
+	}
 	s.count++
 	c := &cell{n: s.count, ctx: ctx, out: out}
 	s.curMu.Lock()
@@ -444,7 +451,7 @@ func (s *Session) Execute(ctx context.Context, code string, out Output) Result {
 	// context once the default is restored.
 	prevCtx := rbm.SetDefaultContext(func() context.Context { return ctx })
 	oldOut, oldErr := os.Stdout, os.Stderr
-	os.Stdout, os.Stderr = s.stdout.w, s.stderr.w
+	os.Stdout, os.Stderr = s.stdout.File(), s.stderr.File()
 
 	err := s.runCell(ctx, c, code)
 
