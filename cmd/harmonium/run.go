@@ -48,6 +48,7 @@ func runMain(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "usage: harmonium run NOTEBOOK.ipynb [-o OUT.ipynb] [--allow-errors] | SCRIPT.go")
 		return 2
 	}
+	lang.SetProcessLimits()
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
 	path := files[0]
