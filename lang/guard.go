@@ -76,7 +76,9 @@ func (g *guards) site(name string, cell, line int) int {
 // runtime.Goexit, which runs the deferred calls of every frame. A panic
 // would do too, but yaegi v0.16.1 recovers and re-panics in every
 // interpreted frame, and unwinding n frames that way takes O(n²) time
-// (8,000 frames: a minute).
+// (8,000 frames: a minute). Interpreted code runs on goroutines of yaegi's
+// or of the cell, never on the caller's of Session methods (see probe); a
+// runaway callback on a goroutine of compiled code ends that goroutine too.
 func (g *guards) Enter(site int) int {
 	limit := g.limit
 	if limit == 0 {

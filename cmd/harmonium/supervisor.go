@@ -231,12 +231,12 @@ func (s *supervisor) current() (*child, error) {
 // next cell does not wait for a new interpreter to load.
 func (s *supervisor) watch(c *child) {
 	<-c.dead
-	s.log.Printf("executor process %d died: %s", c.cmd.Process.Pid, c.cause)
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.cur != c || s.closed {
 		return
 	}
+	s.log.Printf("executor process %d died: %s", c.cmd.Process.Pid, c.cause)
 	if !c.diedExecuting {
 		s.notice = "The Go session was reset between cells: " + c.cause + ". Variables, functions, types and imports of earlier cells are gone.\n"
 	}
@@ -279,8 +279,11 @@ func (s *supervisor) ready(ctx context.Context) (*child, error) {
 func (s *supervisor) Execute(ctx context.Context, code string, opts kernel.ExecOptions, out kernel.Output) kernel.ExecResult {
 	c, err := s.ready(ctx)
 	if err != nil {
-		msg := err.Error()
-		return kernel.ExecResult{Err: &kernel.ExecError{Name: "StartupError", Value: msg, Traceback: []string{"StartupError: " + msg}}}
+		name, msg := "StartupError", err.Error()
+		if ctx.Err() != nil {
+			name = "Interrupted"
+		}
+		return kernel.ExecResult{Err: &kernel.ExecError{Name: name, Value: msg, Traceback: []string{name + ": " + msg}}}
 	}
 	s.mu.Lock()
 	notice := s.notice
@@ -416,7 +419,7 @@ func deathCause(stderrTail string, waitErr error) string {
 			fatal = l
 		}
 	}
-	status := "it exited"
+	status := "exit status 0"
 	if waitErr != nil {
 		status = waitErr.Error() // "exit status 2", "signal: killed"
 	}

@@ -214,7 +214,7 @@ func TestDeathCause(t *testing.T) {
 		{"runtime: goroutine stack exceeds 1000000000-byte limit\nruntime: sp=0xc\nfatal error: stack overflow\n", "fatal error: stack overflow (goroutine stack exceeds 1000000000-byte limit)", errors.New("exit status 2")},
 		{"panic: boom\n\ngoroutine 7:\n", "panic: boom", errors.New("exit status 2")},
 		{"", "it was killed (signal: killed), perhaps by the system's out-of-memory killer", errors.New("signal: killed")},
-		{"bye\n", "the executor exited: it exited", nil},
+		{"bye\n", "the executor exited: exit status 0", nil},
 	} {
 		if got := deathCause(c.tail, c.err); got != c.want {
 			t.Errorf("deathCause(%q) = %q, want %q", c.tail, got, c.want)
