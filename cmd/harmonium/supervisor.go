@@ -41,8 +41,10 @@ type supervisor struct {
 func newSupervisor(exe string, stdout, stderr io.Writer, logger *log.Logger) *supervisor {
 	s := &supervisor{log: logger, spawn: func() (*child, error) { return startChild(exe, stdout, stderr) }}
 	s.mu.Lock()
-	s.current()
-	s.mu.Unlock()
+	defer s.mu.Unlock()
+	if _, err := s.current(); err != nil {
+		logger.Printf("%v (the first cell tries again)", err)
+	}
 	return s
 }
 
@@ -237,12 +239,12 @@ func (s *supervisor) watch(c *child) {
 		return
 	}
 	s.log.Printf("executor process %d died: %s", c.cmd.Process.Pid, c.cause)
-	if !c.diedExecuting {
-		s.notice = "The Go session was reset between cells: " + c.cause + ". Variables, functions, types and imports of earlier cells are gone.\n"
-	}
 	if !c.started || c.readyErr != "" {
 		s.cur = nil // it never came up: the next request tries again and reports why
 		return
+	}
+	if !c.diedExecuting {
+		s.notice = "The Go session was reset between cells: " + c.cause + ". Variables, functions, types and imports of earlier cells are gone.\n"
 	}
 	if _, err := s.current(); err != nil {
 		s.log.Printf("restarting the executor: %v", err)
