@@ -123,3 +123,17 @@ func TestHumanBytes(t *testing.T) {
 		}
 	}
 }
+
+// The guard keeps the positions of a guarded function: yaegi shows a
+// panic's frame at its function's first statement, not at the guard.
+func TestGuardKeepsPositions(t *testing.T) {
+	s := newSession(t)
+	_, res := run(t, s, "func h(x []int, n int) int {\n\tif n == 0 {\n\t\treturn x[5]\n\t}\n\treturn h(x, n-1)\n}\nh(nil, 3)")
+	if res.Err == nil || len(res.Err.Traceback) < 2 || res.Err.Traceback[1] != "    at h (cell:2:2)" {
+		t.Errorf("frames of a guarded function: %+v", res.Err)
+	}
+	_, res = run(t, s, "func g(n int) int { return g(n-1) + undefinedVar }")
+	if res.Err == nil || !strings.HasPrefix(res.Err.Value, "cell:1:37: undefined: undefinedVar") {
+		t.Errorf("compile error in a one-line guarded function: %+v", res.Err)
+	}
+}

@@ -961,9 +961,10 @@ func (r *rewriter) minmax(c minmaxCall) {
 }
 
 // guardDepth puts the depth guard at the top of a function body:
-// `defer __hm.Leave(__hm.Enter(site))`, followed by a line directive giving
-// the rest of the line its own column again (one-line functions keep their
-// error positions).
+// `defer __hm.Leave(__hm.Enter(site))`. Line directives place it at the
+// function's first statement (yaegi reports a frame of a panic at its
+// function's first statement) and give the rest of the line its own
+// position again (one-line functions keep their error positions).
 //
 // Functions that call only builtins, conversions to basic types and
 // functions of imported packages (sigmoid calling math.Exp) cannot be part of
@@ -978,8 +979,9 @@ func (r *rewriter) guardDepth(name string, body *ast.BlockStmt) {
 	}
 	at := r.off(body.Lbrace) + 1
 	line, col := lineCol(r.cell, r.base+at)
+	firstLine, firstCol := lineCol(r.cell, r.base+r.off(body.List[0].Pos()))
 	site := r.site(name, line)
-	r.ed.insert(at, fmt.Sprintf(" defer __hm.Leave(__hm.Enter(%d)); /*line :%d:%d*/", site, line, col))
+	r.ed.insert(at, fmt.Sprintf("defer /*line :%d:%d*/__hm.Leave(__hm.Enter(%d)); /*line :%d:%d*/", firstLine, firstCol, site, line, col))
 }
 
 // callsCellCode reports whether body calls anything but builtins,
