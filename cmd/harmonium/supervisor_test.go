@@ -233,3 +233,23 @@ func TestTailWriter(t *testing.T) {
 		t.Errorf("copy = %q", copy.String())
 	}
 }
+
+// BenchmarkSupervisorExecute measures what the executor process adds to a
+// cell: a request frame, a result frame and their JSON, through two pipes.
+func BenchmarkSupervisorExecute(b *testing.B) {
+	b.Setenv("HARMONIUM_TEST_EXECUTOR", "1")
+	exe, err := os.Executable()
+	if err != nil {
+		b.Fatal(err)
+	}
+	s := newSupervisor(exe, io.Discard, io.Discard, log.New(io.Discard, "", 0))
+	defer s.Close()
+	out := &recordingOutput{}
+	s.Execute(context.Background(), "count", kernel.ExecOptions{}, out) // started
+	b.ResetTimer()
+	for range b.N {
+		if r := s.Execute(context.Background(), "count", kernel.ExecOptions{}, out); r.Err != nil {
+			b.Fatal(r.Err)
+		}
+	}
+}
