@@ -43,6 +43,7 @@ type LimitError struct {
 	Name, Msg string
 }
 
+// Error returns the message, e.g. "stack overflow: recursion deeper than …".
 func (e *LimitError) Error() string { return e.Msg }
 
 // funcSite is a function declared in a cell, as named in guard errors.
@@ -113,10 +114,17 @@ func deepStack(n int) bool {
 // make(T, n) becomes make(T, __hm.MakeSize((*T)(nil), n)). It returns n as an
 // int, after checking that the allocation it asks for fits in the memory
 // available; make itself reports negative sizes, as usual.
+//
+// n arrives as an interface, so the compiler no longer checks its type: a
+// non-integer is refused here, with the compiler's words. (An integral float
+// variable passes, as an untyped constant such as 1e6 must.)
 func checkMake(typ any, n any) int {
 	size, ok := toInt(n)
-	if !ok || size <= 0 {
-		return size // a non-integral n cannot reach here: the compiler refuses it
+	if !ok {
+		panic(fmt.Sprintf("make(%s, …): non-integer size argument %v of type %T", reflect.TypeOf(typ).Elem(), n, n))
+	}
+	if size <= 0 {
+		return size // make itself reports a negative size
 	}
 	t := reflect.TypeOf(typ).Elem()
 	var per uint64
@@ -157,7 +165,11 @@ func toInt(n any) (int, bool) {
 		}
 		return int(v.Uint()), true
 	case reflect.Float32, reflect.Float64:
-		return int(v.Float()), true
+		f := v.Float()
+		if f != math.Trunc(f) || math.Abs(f) > math.MaxInt64 {
+			return 0, false
+		}
+		return int(f), true
 	}
 	return 0, false
 }

@@ -93,6 +93,14 @@ func TestMakeGuard(t *testing.T) {
 	if _, res := run(t, s, "k := -1\nmake([]int, k)"); res.Err == nil || !strings.Contains(res.Err.Value, "negative len") {
 		t.Errorf("negative size: %+v", res.Err)
 	}
+	for _, code := range []string{"z := 2.5\nmake([]int, z)", "w := \"3\"\nmake([]int, w)"} {
+		if _, res := run(t, s, code); res.Err == nil || !strings.Contains(res.Err.Value, "non-integer size") {
+			t.Errorf("%q: %+v", code, res.Err)
+		}
+	}
+	if _, res := mustRun(t, s, "len(make([]byte, 1e6))"); plain(res) != "1000000" {
+		t.Errorf("make([]byte, 1e6): %q", plain(res))
+	}
 }
 
 func TestShortenFrames(t *testing.T) {
