@@ -2,6 +2,7 @@ package lang
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"os"
 	"regexp"
@@ -12,33 +13,73 @@ import (
 // pipeCapture reads what is written to an *os.File pipe and delivers it,
 // live, to a callback. Sync waits until everything written before it has been
 // delivered, by writing a marker through the pipe.
+//
+// A cell may close the pipe's write end (os.Stdout.Close()); Revive then
+// replaces the pipe, so that only the rest of that cell's output is lost.
+// Write always goes to the current pipe: it is the interpreter's stable
+// stdout, while File is what os.Stdout is set to during a cell.
 type pipeCapture struct {
-	r, w    *os.File
 	deliver func(text string)
-	synced  chan struct{}
-	mu      sync.Mutex // serialises Sync
-	done    chan struct{}
+	syncMu  sync.Mutex // serialises Sync
+
+	mu     sync.Mutex // guards the fields below
+	r, w   *os.File
+	synced chan struct{} // a marker was read
+	done   chan struct{} // closed when the reader has seen the end of the pipe
 }
 
 // syncMarker cannot appear in text output by accident.
 const syncMarker = "\x00\x1bharmonium-sync\x1b\x00"
 
 func newPipeCapture(deliver func(string)) (*pipeCapture, error) {
-	r, w, err := os.Pipe()
-	if err != nil {
-		return nil, fmt.Errorf("capture: creating pipe: %w", err)
+	c := &pipeCapture{deliver: deliver}
+	if err := c.startLocked(); err != nil {
+		return nil, err
 	}
-	c := &pipeCapture{r: r, w: w, deliver: deliver, synced: make(chan struct{}, 1), done: make(chan struct{})}
-	go c.loop()
 	return c, nil
 }
 
-func (c *pipeCapture) loop() {
-	defer close(c.done)
+// startLocked opens a new pipe and starts its reader; c.mu is held or c is new.
+func (c *pipeCapture) startLocked() error {
+	r, w, err := os.Pipe()
+	if err != nil {
+		return fmt.Errorf("capture: creating pipe: %w", err)
+	}
+	c.r, c.w = r, w
+	c.synced, c.done = make(chan struct{}, 1), make(chan struct{})
+	go c.loop(r, c.synced, c.done)
+	return nil
+}
+
+// File is the write end of the current pipe.
+func (c *pipeCapture) File() *os.File {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.w
+}
+
+// Write writes p to the current pipe.
+func (c *pipeCapture) Write(p []byte) (int, error) { return c.File().Write(p) }
+
+// Revive replaces the pipe if its write end was closed by a cell, after
+// delivering what was written before the close.
+func (c *pipeCapture) Revive() error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if _, err := c.w.Write(nil); !errors.Is(err, os.ErrClosed) {
+		return nil
+	}
+	<-c.done
+	c.r.Close()
+	return c.startLocked()
+}
+
+func (c *pipeCapture) loop(r *os.File, synced, done chan struct{}) {
+	defer close(done)
 	buf := make([]byte, 32*1024)
 	var pending []byte
 	for {
-		n, err := c.r.Read(buf)
+		n, err := r.Read(buf)
 		if n > 0 {
 			pending = append(pending, buf[:n]...)
 			for {
@@ -50,7 +91,7 @@ func (c *pipeCapture) loop() {
 					c.deliver(string(pending[:i]))
 				}
 				pending = pending[i+len(syncMarker):]
-				c.synced <- struct{}{}
+				synced <- struct{}{}
 			}
 			// Hold back a possible beginning of the marker.
 			keep := 0
@@ -77,19 +118,25 @@ func (c *pipeCapture) loop() {
 // Sync returns once all output written before the call has been delivered
 // (or after a second, if the reader is stuck).
 func (c *pipeCapture) Sync() {
+	c.syncMu.Lock()
+	defer c.syncMu.Unlock()
 	c.mu.Lock()
-	defer c.mu.Unlock()
-	if _, err := c.w.WriteString(syncMarker); err != nil {
-		return
+	w, synced, done := c.w, c.synced, c.done
+	c.mu.Unlock()
+	if _, err := w.WriteString(syncMarker); err != nil {
+		synced = nil // closed by the cell: the reader ends after delivering the rest
 	}
 	select {
-	case <-c.synced:
+	case <-synced:
+	case <-done:
 	case <-time.After(time.Second):
 	}
 }
 
 // Close stops the capture after delivering pending output.
 func (c *pipeCapture) Close() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
 	c.w.Close()
 	<-c.done
 	c.r.Close()

@@ -311,7 +311,8 @@ func (s *Session) rewriteDecl(src string, start int, text string, asInt bool) (s
 	if err != nil {
 		return "", false, syntaxError(src, shiftDeclErr(err, src, start))
 	}
-	r := &rewriter{ed: &editor{src: text}, file: file, root: f, prefix: len(declPrefix), oracle: s, next: &s.counter, rangeAsInt: asInt}
+	r := &rewriter{ed: &editor{src: text}, file: file, root: f, prefix: len(declPrefix), oracle: s, next: &s.counter, rangeAsInt: asInt,
+		site: s.guardSite, cell: src, base: start}
 	r.rewrite(nil)
 	if r.err != nil {
 		msg := "cell:" + shiftPos(r.err.Error(), src, start)
@@ -514,7 +515,8 @@ func (s *Session) prepareStmts(c *cell, src string, items []item, final bool, pr
 		finalStmt, _ = body.List[len(body.List)-1].(*ast.ExprStmt)
 	}
 	build := func(asInt bool) (string, *rewriter, *Error) {
-		r := &rewriter{ed: &editor{src: text}, file: file, body: body, oracle: s, next: &s.counter, rangeAsInt: asInt}
+		r := &rewriter{ed: &editor{src: text}, file: file, body: body, oracle: s, next: &s.counter, rangeAsInt: asInt,
+			site: s.guardSite, cell: src, base: start}
 		if finalStmt != nil {
 			r.wrapFinal = s.showable(finalStmt.X)
 		}
@@ -656,6 +658,14 @@ func crashError(code, src string, r any) *Error {
 func (s *Session) execute(ctx context.Context, prog *interp.Program, src string) (v reflect.Value, e *Error) {
 	v, err := s.in.ExecuteWithContext(ctx, prog)
 	if err == nil {
+		if c := s.current(); c != nil {
+			s.curMu.Lock()
+			e := c.limitErr // the guard ended the program's goroutine: stop the cell here
+			s.curMu.Unlock()
+			if e != nil {
+				return reflect.Value{}, e
+			}
+		}
 		return v, nil
 	}
 	if ctx.Err() != nil && errors.Is(err, ctx.Err()) {
@@ -728,6 +738,9 @@ func panicError(r any, frames []string, kind string) *Error {
 	if kind == "goroutine panic" {
 		name = "GoroutinePanic"
 	}
+	if le, ok := r.(*LimitError); ok {
+		name = le.Name
+	}
 	if err, ok := r.(error); ok {
 		val = err.Error()
 	}
@@ -741,7 +754,32 @@ func panicError(r any, frames []string, kind string) *Error {
 		fn = strings.TrimPrefix(fn, "main.")
 		tb = append(tb, fmt.Sprintf("    at %s (%s)", fn, loc))
 	}
-	return &Error{Name: name, Value: val, Traceback: tb}
+	return &Error{Name: name, Value: val, Traceback: shortenFrames(tb)}
+}
+
+// shortenFrames keeps a traceback of a deep recursion readable: a line
+// repeated more than three times in a row is shown three times and counted
+// (as Python does), and of more than maxFrameLines lines the first and last
+// ones are kept.
+func shortenFrames(tb []string) []string {
+	const repeats, maxFrameLines, tail = 3, 60, 10
+	var out []string
+	for i := 0; i < len(tb); {
+		j := i
+		for j < len(tb) && tb[j] == tb[i] {
+			j++
+		}
+		out = append(out, tb[i:i+min(j-i, repeats)]...)
+		if n := j - i - repeats; n > 0 {
+			out = append(out, fmt.Sprintf("    [previous line repeated %d more times]", n))
+		}
+		i = j
+	}
+	if len(out) > maxFrameLines {
+		elided := len(out) - maxFrameLines
+		out = append(append(out[:maxFrameLines-tail:maxFrameLines-tail], fmt.Sprintf("    [%d more lines]", elided)), out[len(out)-tail:]...)
+	}
+	return out
 }
 
 var methodNotFound = regexp.MustCompile(`^(\d+:\d+): method not found: (\w+)$`)

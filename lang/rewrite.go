@@ -7,6 +7,7 @@ import (
 	"go/parser"
 	"go/token"
 	"reflect"
+	"strconv"
 	"strings"
 )
 
@@ -58,6 +59,13 @@ type rewriter struct {
 	// ranges over integers (second attempt after yaegi failed on them).
 	rangeAsInt  bool
 	rangeUnsure bool // some range statement had an operand of unknown type
+
+	// site registers a function for the depth guard (see guards.site) and
+	// returns its index; nil leaves functions unguarded. cell and base place
+	// the text in the cell: ed.src is cell[base:…].
+	site func(name string, line int) int
+	cell string
+	base int
 
 	wrapFinal bool     // wrap the final expression statement to capture its value
 	handles   []string // variables assigned a *display.Handle in this chunk
@@ -191,8 +199,14 @@ func (r *rewriter) rewrite(final *ast.ExprStmt) {
 			r.call(x, stack, blockStmts, &minmax)
 		case *ast.FuncLit:
 			r.nameParams(x.Type)
+			r.guardDepth("a function literal", x.Body)
 		case *ast.FuncDecl:
 			r.nameParams(x.Type)
+			name := x.Name.Name
+			if x.Recv != nil && len(x.Recv.List) == 1 {
+				name = recvTypeName(x.Recv.List[0].Type) + "." + name
+			}
+			r.guardDepth(name, x.Body)
 		}
 		return true
 	})
@@ -757,6 +771,10 @@ func (r *rewriter) call(x *ast.CallExpr, stack []ast.Node, blockStmts map[ast.St
 	switch fun := x.Fun.(type) {
 	case *ast.Ident:
 		switch fun.Name {
+		case "make":
+			if _, shadowed := r.locals["make"]; !shadowed {
+				r.checkMake(x)
+			}
 		case "clear":
 			if _, shadowed := r.locals["clear"]; !shadowed && len(x.Args) == 1 {
 				r.ed.replace(r.off(fun.Pos()), r.off(fun.End()), func() string { return "__hm.Clear" })
@@ -940,4 +958,113 @@ func (r *rewriter) minmax(c minmaxCall) {
 		return sb.String()
 	})
 	r.ed.replace(r.off(c.call.Pos()), r.off(c.call.End()), func() string { return t })
+}
+
+// guardDepth puts the depth guard at the top of a function body:
+// `defer __hm.Leave(__hm.Enter(site))`. Line directives place it at the
+// function's first statement (yaegi reports a frame of a panic at its
+// function's first statement) and give the rest of the line its own
+// position again (one-line functions keep their error positions).
+//
+// Functions that call only builtins, conversions to basic types and
+// functions of imported packages (sigmoid calling math.Exp) cannot be part of
+// a recursion through cell code and stay unguarded: the guard costs two
+// compiled calls and a defer per call, which would double the time of such
+// small helpers. A recursion whose every function only passes the others as
+// values to compiled code escapes the guard; the supervisor still catches
+// the runtime's stack overflow.
+func (r *rewriter) guardDepth(name string, body *ast.BlockStmt) {
+	if r.site == nil || body == nil || !r.callsCellCode(body) {
+		return
+	}
+	at := r.off(body.Lbrace) + 1
+	line, col := lineCol(r.cell, r.base+at)
+	firstLine, firstCol := lineCol(r.cell, r.base+r.off(body.List[0].Pos()))
+	site := r.site(name, line)
+	r.ed.insert(at, fmt.Sprintf("defer /*line :%d:%d*/__hm.Leave(__hm.Enter(%d)); /*line :%d:%d*/", firstLine, firstCol, site, line, col))
+}
+
+// callsCellCode reports whether body calls anything but builtins,
+// conversions to predeclared types and functions of imported packages.
+func (r *rewriter) callsCellCode(body *ast.BlockStmt) bool {
+	found := false
+	ast.Inspect(body, func(n ast.Node) bool {
+		call, ok := n.(*ast.CallExpr)
+		if !ok || found {
+			return !found
+		}
+		switch fun := call.Fun.(type) {
+		case *ast.Ident:
+			if _, local := r.locals[fun.Name]; local || !predeclared[fun.Name] {
+				found = true
+			}
+		case *ast.SelectorExpr:
+			id, ok := fun.X.(*ast.Ident)
+			if !ok {
+				found = true // x.y.f(), f().g()
+			} else if _, local := r.locals[id.Name]; local || r.oracle.importPath(id.Name) == "" {
+				found = true
+			}
+		case *ast.ArrayType, *ast.MapType, *ast.ChanType, *ast.FuncType, *ast.InterfaceType, *ast.StarExpr:
+			// a conversion
+		case *ast.ParenExpr:
+			found = true // (f)(x), (*T)(p): rare enough to guard
+		default:
+			found = true // f()(x), a[i](x), func(){…}()
+		}
+		return !found
+	})
+	return found
+}
+
+// predeclared lists the builtin functions and the predeclared types (as
+// conversions), which never call cell code.
+var predeclared = map[string]bool{
+	"append": true, "cap": true, "clear": true, "close": true, "complex": true, "copy": true,
+	"delete": true, "imag": true, "len": true, "make": true, "max": true, "min": true, "new": true,
+	"panic": true, "print": true, "println": true, "real": true, "recover": true,
+	"bool": true, "byte": true, "complex64": true, "complex128": true, "error": true, "float32": true,
+	"float64": true, "int": true, "int8": true, "int16": true, "int32": true, "int64": true,
+	"rune": true, "string": true, "uint": true, "uint8": true, "uint16": true, "uint32": true,
+	"uint64": true, "uintptr": true, "any": true,
+}
+
+// recvTypeName is the type name of a method receiver (T of *T, T[K]).
+func recvTypeName(e ast.Expr) string {
+	for {
+		switch t := e.(type) {
+		case *ast.StarExpr:
+			e = t.X
+		case *ast.IndexExpr:
+			e = t.X
+		case *ast.IndexListExpr:
+			e = t.X
+		case *ast.Ident:
+			return t.Name
+		default:
+			return "?"
+		}
+	}
+}
+
+// smallMake is the largest constant size make is left alone with.
+const smallMake = 1 << 16
+
+// checkMake routes the sizes of make(T, …) through __hm.MakeSize, which
+// fails with an OutOfMemory error when the allocation cannot fit, instead of
+// the runtime's fatal error. Small constant sizes are left alone.
+func (r *rewriter) checkMake(x *ast.CallExpr) {
+	if r.site == nil || len(x.Args) < 2 {
+		return
+	}
+	typ := r.raw(x.Args[0])
+	for _, a := range x.Args[1:] {
+		if lit, ok := a.(*ast.BasicLit); ok && lit.Kind == token.INT {
+			if v, err := strconv.ParseInt(lit.Value, 0, 64); err == nil && v <= smallMake {
+				continue
+			}
+		}
+		r.ed.insert(r.off(a.Pos()), "__hm.MakeSize((*"+typ+")(nil), ")
+		r.ed.insert(r.off(a.End()), ")")
+	}
 }

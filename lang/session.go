@@ -80,6 +80,8 @@ type Session struct {
 	counter int                                 // fresh-name counter
 	count   int                                 // cells executed
 
+	guards guards // recursion depth guard of the functions declared in cells
+
 	stdout, stderr *pipeCapture
 	yerr           *stderrSplitter
 
@@ -97,6 +99,7 @@ type cell struct {
 	result    any
 	hasResult bool
 	goErr     *Error
+	limitErr  *Error // a guard ended one of the cell's goroutines (see guards.Enter)
 	finished  bool
 }
 
@@ -114,6 +117,7 @@ func New(opts Options) (*Session, error) {
 		progress: map[string]bool{},
 	}
 	s.ctxVar = cellContext{s}
+	s.guards.trip = s.limitExceeded
 	var err error
 	if s.stdout, err = newPipeCapture(func(t string) { s.emit("stdout", t) }); err != nil {
 		return nil, err
@@ -134,7 +138,7 @@ func New(opts Options) (*Session, error) {
 func (s *Session) reset() error {
 	s.in = interp.New(interp.Options{
 		Stdin:        &stdinReader{s: s},
-		Stdout:       s.stdout.w,
+		Stdout:       s.stdout,
 		Stderr:       s.yerr,
 		Unrestricted: true,
 		Args:         []string{"harmonium"},
@@ -164,6 +168,9 @@ func (s *Session) reset() error {
 		"Clear":     reflect.ValueOf(clearValue),
 		"Cell":      reflect.ValueOf(s.cellNumber),
 		"Text":      reflect.ValueOf(display.Text),
+		"Enter":     reflect.ValueOf(s.guards.Enter),
+		"Leave":     reflect.ValueOf(s.guards.Leave),
+		"MakeSize":  reflect.ValueOf(checkMake),
 	}
 	for k, v := range unnamedInterfaceHelpers {
 		hm[k] = v
@@ -310,6 +317,12 @@ func (s *Session) current() *cell {
 	return s.cur
 }
 
+// guardSite registers a function declared at line of the running cell for
+// the depth guard.
+func (s *Session) guardSite(name string, line int) int {
+	return s.guards.site(name, s.cellNumber(), line)
+}
+
 // cellNumber is the number of the running (or last) cell.
 func (s *Session) cellNumber() int {
 	if c := s.current(); c != nil {
@@ -341,6 +354,23 @@ func (s *Session) goPanic(n int, r any) {
 	}
 	s.curMu.Unlock()
 	s.emit("stderr", fmt.Sprintf("%s (goroutine started by cell %d): %s\n%s\n", e.Name, n, e.Value, strings.Join(e.Traceback, "\n")))
+}
+
+// limitExceeded makes a guard's error the error of the running cell, or
+// shows it on stderr if no cell runs (a goroutine of an earlier cell).
+func (s *Session) limitExceeded(e *LimitError) {
+	err := &Error{Name: e.Name, Value: e.Msg, Traceback: []string{e.Name + ": " + e.Msg}}
+	s.curMu.Lock()
+	c := s.cur
+	if c != nil && !c.finished {
+		if c.limitErr == nil {
+			c.limitErr = err
+		}
+		s.curMu.Unlock()
+		return
+	}
+	s.curMu.Unlock()
+	s.emit("stderr", err.Traceback[0]+"\n")
 }
 
 // cellContext is the initial value of the cells' `ctx` (Execute then sets
@@ -426,6 +456,13 @@ func clearValue(v any) {
 func (s *Session) Execute(ctx context.Context, code string, out Output) Result {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	// A cell may have closed os.Stdout or os.Stderr; the next one gets its
+	// output captured again.
+	for _, p := range []*pipeCapture{s.stdout, s.stderr} {
+		if err := p.Revive(); err != nil {
+			return Result{Err: &Error{Name: "CaptureError", Value: err.Error(), Traceback: []string{"CaptureError: " + err.Error()}}}
+		}
+	}
 	s.count++
 	c := &cell{n: s.count, ctx: ctx, out: out}
 	s.curMu.Lock()
@@ -444,7 +481,7 @@ func (s *Session) Execute(ctx context.Context, code string, out Output) Result {
 	// context once the default is restored.
 	prevCtx := rbm.SetDefaultContext(func() context.Context { return ctx })
 	oldOut, oldErr := os.Stdout, os.Stderr
-	os.Stdout, os.Stderr = s.stdout.w, s.stderr.w
+	os.Stdout, os.Stderr = s.stdout.File(), s.stderr.File()
 
 	err := s.runCell(ctx, c, code)
 
@@ -455,6 +492,9 @@ func (s *Session) Execute(ctx context.Context, code string, out Output) Result {
 	display.SetSink(prevSink)
 	s.curMu.Lock()
 	c.finished = true
+	if err == nil && c.limitErr != nil {
+		err = c.limitErr
+	}
 	if err == nil && c.goErr != nil {
 		err = c.goErr
 	}

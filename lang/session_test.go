@@ -132,6 +132,20 @@ log.Println("log")`)
 	}
 }
 
+// A cell that closes os.Stdout or os.Stderr loses only its own later output:
+// the next cell's is captured again.
+func TestClosedStdoutRevived(t *testing.T) {
+	s := newSession(t)
+	rec, res := run(t, s, "import (\"fmt\"; \"os\")\nfmt.Println(\"before\")\nos.Stdout.Close()\nos.Stderr.Close()")
+	if res.Err != nil || rec.stdout.String() != "before\n" {
+		t.Fatalf("closing cell: err %v, stdout %q", res.Err, rec.stdout.String())
+	}
+	rec, res = run(t, s, "fmt.Println(\"after\")\nfmt.Fprintln(os.Stdout, \"file\")\nfmt.Fprintln(os.Stderr, \"err\")")
+	if res.Err != nil || rec.stdout.String() != "after\nfile\n" || rec.stderr.String() != "err\n" {
+		t.Errorf("next cell: err %v, stdout %q, stderr %q", res.Err, rec.stdout.String(), rec.stderr.String())
+	}
+}
+
 func TestResults(t *testing.T) {
 	s := sharedSession(t)
 	for _, c := range []struct{ code, want string }{

@@ -313,8 +313,20 @@ func (s *Session) importPath(name string) string { return s.imports[name] }
 // isHandle implements typeOracle.
 func (s *Session) isHandle(name string) bool { return s.handles[name] }
 
-// probe evaluates a side-effect-free expression in the global scope.
+// probe evaluates a side-effect-free expression in the global scope. It runs
+// on a goroutine of its own: should the expression call a runaway recursion,
+// the depth guard ends that goroutine (runtime.Goexit), not the caller's.
 func (s *Session) probe(expr string) (v reflect.Value, ok bool) {
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		v, ok = s.probeHere(expr)
+	}()
+	<-done
+	return v, ok
+}
+
+func (s *Session) probeHere(expr string) (v reflect.Value, ok bool) {
 	defer func() {
 		if recover() != nil {
 			v, ok = reflect.Value{}, false

@@ -15,11 +15,6 @@ import (
 	"github.com/harmonium-rbm/harmonium/kernel"
 )
 
-// newKernelExecutor makes the executor behind `harmonium kernel`. It is set
-// by the file that adapts the lang session to kernel.Executor; while no such
-// file is part of the build, `harmonium kernel` reports that and exits.
-var newKernelExecutor func() kernel.Executor
-
 func kernelCommand(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("harmonium kernel", flag.ContinueOnError)
 	fs.SetOutput(stderr)
@@ -31,17 +26,23 @@ func kernelCommand(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "usage: harmonium kernel -f CONNECTION_FILE")
 		return 2
 	}
-	if newKernelExecutor == nil {
-		fmt.Fprintln(stderr, "harmonium kernel: this build has no Go executor (lang is not linked in)")
+	exe, err := os.Executable()
+	if err != nil {
+		fmt.Fprintf(stderr, "harmonium kernel: finding its own executable to start the executor: %v\n", err)
 		return 1
 	}
-	return serveKernel(*connFile, newKernelExecutor, stderr)
+	// Cells run in a child process (see supervisor): a fault the Go runtime
+	// cannot recover resets the session instead of killing the kernel. The
+	// child starts now and loads its interpreter while the kernel answers
+	// kernel_info_request.
+	sup := newSupervisor(exe, os.Stdout, stderr, log.New(stderr, "harmonium kernel: ", log.LstdFlags))
+	defer sup.Close()
+	return serveKernel(*connFile, sup, stderr)
 }
 
-// serveKernel runs a kernel on the connection file until it is shut down.
-// The executor is created in the background so that the kernel answers
-// kernel_info_request while the interpreter is still loading.
-func serveKernel(connFile string, newExec func() kernel.Executor, stderr io.Writer) int {
+// serveKernel runs a kernel with executor x on the connection file until it
+// is shut down.
+func serveKernel(connFile string, x kernel.Executor, stderr io.Writer) int {
 	logger := log.New(stderr, "harmonium kernel: ", log.LstdFlags)
 	conn, err := kernel.ReadConnectionFile(connFile)
 	if err != nil {
@@ -55,7 +56,7 @@ func serveKernel(connFile string, newExec func() kernel.Executor, stderr io.Writ
 	}
 	k, err := kernel.New(kernel.Config{
 		Conn:                  conn,
-		Executor:              startExecutor(newExec),
+		Executor:              x,
 		History:               hist,
 		Log:                   logger,
 		ImplementationVersion: version,
@@ -122,69 +123,4 @@ func openHistory() (*kernel.History, error) {
 		return nil, err
 	}
 	return kernel.OpenHistory(filepath.Join(dir, "harmonium", "history.jsonl"))
-}
-
-// lazyExecutor is an Executor whose real executor is still being created;
-// each call waits for it.
-type lazyExecutor struct {
-	ready chan struct{}
-	exec  kernel.Executor
-	err   error
-}
-
-func startExecutor(newExec func() kernel.Executor) *lazyExecutor {
-	l := &lazyExecutor{ready: make(chan struct{})}
-	go func() {
-		defer close(l.ready)
-		defer func() {
-			if r := recover(); r != nil {
-				l.err = fmt.Errorf("the Go interpreter failed to start: %v", r)
-			}
-		}()
-		l.exec = newExec()
-	}()
-	return l
-}
-
-func (l *lazyExecutor) get() (kernel.Executor, error) {
-	<-l.ready
-	return l.exec, l.err
-}
-
-// Execute implements kernel.Executor.
-func (l *lazyExecutor) Execute(ctx context.Context, code string, opts kernel.ExecOptions, out kernel.Output) kernel.ExecResult {
-	select {
-	case <-l.ready:
-	case <-ctx.Done():
-		return kernel.ExecResult{Err: &kernel.ExecError{Name: "Interrupted", Value: "interrupted while the interpreter was starting"}}
-	}
-	e, err := l.get()
-	if err != nil {
-		return kernel.ExecResult{Err: &kernel.ExecError{Name: "StartupError", Value: err.Error()}}
-	}
-	return e.Execute(ctx, code, opts, out)
-}
-
-// Complete implements kernel.Executor.
-func (l *lazyExecutor) Complete(code string, cursor int) kernel.Completion {
-	if e, err := l.get(); err == nil {
-		return e.Complete(code, cursor)
-	}
-	return kernel.Completion{Start: cursor, End: cursor}
-}
-
-// Inspect implements kernel.Executor.
-func (l *lazyExecutor) Inspect(code string, cursor, detailLevel int) (map[string]any, bool) {
-	if e, err := l.get(); err == nil {
-		return e.Inspect(code, cursor, detailLevel)
-	}
-	return nil, false
-}
-
-// IsComplete implements kernel.Executor.
-func (l *lazyExecutor) IsComplete(code string) (string, string) {
-	if e, err := l.get(); err == nil {
-		return e.IsComplete(code)
-	}
-	return "unknown", ""
 }

@@ -130,7 +130,7 @@ func TestKernelCommandErrors(t *testing.T) {
 	os.WriteFile(garbled, []byte("{nope"), 0o600)
 	for _, f := range []string{missing, garbled} {
 		var e bytes.Buffer
-		if code := serveKernel(f, func() kernel.Executor { return fakeExecutor{} }, &e); code != 1 || !strings.Contains(e.String(), f) {
+		if code := serveKernel(f, fakeExecutor{}, &e); code != 1 || !strings.Contains(e.String(), f) {
 			t.Errorf("%s: exit %d, %q", f, code, e.String())
 		}
 	}
@@ -147,32 +147,8 @@ func TestKernelCommandErrors(t *testing.T) {
 	os.WriteFile(conn, b, 0o600)
 	t.Setenv("JUPYTER_DATA_DIR", dir)
 	var e bytes.Buffer
-	if code := serveKernel(conn, func() kernel.Executor { return fakeExecutor{} }, &e); code != 1 || !strings.Contains(e.String(), fmt.Sprint(busy)) {
+	if code := serveKernel(conn, fakeExecutor{}, &e); code != 1 || !strings.Contains(e.String(), fmt.Sprint(busy)) {
 		t.Errorf("port in use: exit %d, %q", code, e.String())
-	}
-}
-
-func TestLazyExecutor(t *testing.T) {
-	release := make(chan struct{})
-	l := startExecutor(func() kernel.Executor { <-release; return fakeExecutor{} })
-	ctx, cancel := context.WithCancel(context.Background())
-	cancel()
-	if r := l.Execute(ctx, "x", kernel.ExecOptions{}, nil); r.Err == nil || r.Err.Name != "Interrupted" {
-		t.Errorf("interrupted wait: %+v", r)
-	}
-	close(release)
-	if r := l.Execute(context.Background(), "x", kernel.ExecOptions{}, nil); r.Err != nil || r.Data["text/plain"] != "x" {
-		t.Errorf("Execute = %+v", r)
-	}
-	if s, _ := l.IsComplete("x"); s != "complete" {
-		t.Errorf("IsComplete = %s", s)
-	}
-	bad := startExecutor(func() kernel.Executor { panic("no interpreter") })
-	if r := bad.Execute(context.Background(), "x", kernel.ExecOptions{}, nil); r.Err == nil || !strings.Contains(r.Err.Value, "no interpreter") {
-		t.Errorf("failed start: %+v", r)
-	}
-	if s, _ := bad.IsComplete("x"); s != "unknown" {
-		t.Errorf("IsComplete after failed start = %s", s)
 	}
 }
 

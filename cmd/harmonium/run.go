@@ -48,6 +48,7 @@ func runMain(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "usage: harmonium run NOTEBOOK.ipynb [-o OUT.ipynb] [--allow-errors] | SCRIPT.go")
 		return 2
 	}
+	lang.SetProcessLimits()
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
 	path := files[0]
@@ -63,24 +64,48 @@ func runMain(args []string, stdout, stderr io.Writer) int {
 
 // notebookOutput records a cell's outputs in nbformat form, and draws
 // progress bars and errors on the terminal.
+//
+// Stream text arrives in chunks of at most a pipe buffer; the text of the
+// last output, when it is a stream, grows in a builder (amortised linear)
+// and is stored in the output map by finish, so a cell printing n bytes costs
+// O(n), not O(n²/chunk).
 type notebookOutput struct {
 	outputs  []map[string]any
 	byID     map[string][]int // display id -> indices of outputs showing it
 	terminal io.Writer
+	text     strings.Builder // text of outputs[len-1] while it is an open stream
+	open     bool            // outputs[len-1] is a stream whose text is in text
 }
 
 func (o *notebookOutput) Stream(name, text string) {
 	if strings.HasPrefix(text, "\r") && name == "stderr" {
 		fmt.Fprint(o.terminal, text) // progress bar
 	}
-	if n := len(o.outputs); n > 0 {
-		last := o.outputs[n-1]
-		if last["output_type"] == "stream" && last["name"] == name {
-			last["text"] = last["text"].(string) + text
-			return
-		}
+	if o.open && o.outputs[len(o.outputs)-1]["name"] == name {
+		o.text.WriteString(text)
+		return
 	}
-	o.outputs = append(o.outputs, map[string]any{"output_type": "stream", "name": name, "text": text})
+	o.closeStream()
+	o.outputs = append(o.outputs, map[string]any{"output_type": "stream", "name": name})
+	o.text.WriteString(text)
+	o.open = true
+}
+
+// closeStream stores the text of the open stream output in its map.
+func (o *notebookOutput) closeStream() {
+	if !o.open {
+		return
+	}
+	o.outputs[len(o.outputs)-1]["text"] = o.text.String()
+	o.text = strings.Builder{}
+	o.open = false
+}
+
+// finish returns the cell's outputs with stream text complete and tidied.
+func (o *notebookOutput) finish() []map[string]any {
+	o.closeStream()
+	tidyStreams(o.outputs)
+	return o.outputs
 }
 
 func (o *notebookOutput) Display(data, metadata, transient map[string]any, update bool) {
@@ -92,6 +117,7 @@ func (o *notebookOutput) Display(data, metadata, transient map[string]any, updat
 		}
 		return
 	}
+	o.closeStream()
 	if id != "" {
 		o.byID[id] = append(o.byID[id], len(o.outputs))
 	}
@@ -101,22 +127,42 @@ func (o *notebookOutput) Display(data, metadata, transient map[string]any, updat
 func (o *notebookOutput) ClearOutput(bool) {
 	o.outputs = nil
 	o.byID = map[string][]int{}
+	o.text = strings.Builder{}
+	o.open = false
 }
 
 func (o *notebookOutput) Input(string, bool) (string, error) {
 	return "", errors.New("harmonium run: cells cannot read input")
 }
 
-// carriageReturns keeps, on each line, only the text after its last \r (what
-// a terminal shows), so progress bars are stored once.
-var carriageReturns = regexp.MustCompile(`[^\n]*\r`)
-
 func tidyStreams(outputs []map[string]any) {
 	for _, o := range outputs {
 		if t, ok := o["text"].(string); ok && o["output_type"] == "stream" {
-			o["text"] = carriageReturns.ReplaceAllString(t, "")
+			o["text"] = dropOverwritten(t)
 		}
 	}
+}
+
+// dropOverwritten keeps, on each line, only the text after its last \r (what
+// a terminal shows), so progress bars are stored once. It is linear in len(t).
+func dropOverwritten(t string) string {
+	if !strings.Contains(t, "\r") {
+		return t
+	}
+	var sb strings.Builder
+	sb.Grow(len(t))
+	for len(t) > 0 {
+		line, rest, found := strings.Cut(t, "\n")
+		if i := strings.LastIndexByte(line, '\r'); i >= 0 {
+			line = line[i+1:]
+		}
+		sb.WriteString(line)
+		if found {
+			sb.WriteByte('\n')
+		}
+		t = rest
+	}
+	return sb.String()
 }
 
 // cellSource joins an nbformat source (string or list of lines).
@@ -196,17 +242,17 @@ func runNotebook(ctx context.Context, path, outPath string, allowErrors bool, st
 		count++
 		o := &notebookOutput{byID: map[string][]int{}, terminal: stderr}
 		res := s.Execute(ctx, src, o)
+		outputs := o.finish()
 		if res.Data != nil {
-			o.outputs = append(o.outputs, map[string]any{"output_type": "execute_result", "execution_count": count, "data": res.Data, "metadata": orEmpty(res.Metadata)})
+			outputs = append(outputs, map[string]any{"output_type": "execute_result", "execution_count": count, "data": res.Data, "metadata": orEmpty(res.Metadata)})
 		}
 		if res.Err != nil {
-			o.outputs = append(o.outputs, map[string]any{"output_type": "error", "ename": res.Err.Name, "evalue": res.Err.Value, "traceback": orEmptyList(res.Err.Traceback)})
+			outputs = append(outputs, map[string]any{"output_type": "error", "ename": res.Err.Name, "evalue": res.Err.Value, "traceback": orEmptyList(res.Err.Traceback)})
 			fmt.Fprintf(stderr, "harmonium run: cell %d (%q) failed: %s: %s\n", i+1, firstLineOf(src), res.Err.Name, res.Err.Value)
 			status = 1
 		}
-		tidyStreams(o.outputs)
-		outs := make([]any, len(o.outputs))
-		for k, x := range o.outputs {
+		outs := make([]any, len(outputs))
+		for k, x := range outputs {
 			if x["output_type"] == "display_data" || x["output_type"] == "execute_result" {
 				if x["metadata"] == nil {
 					x["metadata"] = map[string]any{}
@@ -234,11 +280,12 @@ func runNotebook(ctx context.Context, path, outPath string, allowErrors bool, st
 		meta["language_info"] = map[string]any{"name": "go", "file_extension": ".go", "mimetype": "text/x-go"}
 	}
 	b, err := json.MarshalIndent(nb, "", " ")
-	if err == nil {
-		err = os.WriteFile(outPath, append(b, '\n'), 0o644)
-	}
 	if err != nil {
-		fmt.Fprintf(stderr, "harmonium run: writing %s: %v\n", outPath, err)
+		fmt.Fprintf(stderr, "harmonium run: encoding the notebook for %s: %v\n", outPath, err)
+		return 1
+	}
+	if err := writeFileAtomic(outPath, append(b, '\n'), 0o644); err != nil {
+		fmt.Fprintf(stderr, "harmonium run: %v\n", err)
 		return 1
 	}
 	if abs, err := filepath.Abs(outPath); err == nil {

@@ -8,10 +8,8 @@ import (
 	"github.com/harmonium-rbm/harmonium/lang"
 )
 
-func init() { newKernelExecutor = newExecutor }
-
-// newExecutor makes the kernel's executor: a lang session adapted to
-// kernel.Executor. If the session cannot start, every cell reports why.
+// newExecutor makes the executor process's executor: a lang session adapted
+// to kernel.Executor. If the session cannot start, every cell reports why.
 func newExecutor() kernel.Executor {
 	s, err := lang.New(lang.Options{})
 	return &executor{s: s, err: err}
