@@ -125,7 +125,11 @@ func sweepRun(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		fmt.Fprintf(stderr, "harmonium sweep run: %v\n", err)
 		var fe *sweep.FailedError
 		if errors.As(err, &fe) {
-			for _, ts := range fe.Tasks {
+			for k, ts := range fe.Tasks {
+				if k == 3 {
+					fmt.Fprintf(stderr, "(harmonium sweep status %s shows the others)\n", o.Dir)
+					break
+				}
 				if ts.StderrTail != "" {
 					fmt.Fprintf(stderr, "--- task %d stderr (last lines):\n%s\n", ts.Index, ts.StderrTail)
 				}

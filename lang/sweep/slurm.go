@@ -200,7 +200,7 @@ func (s *slurm) squeue(ctx context.Context, jobs []slurmJob) (map[string]string,
 			list = append(list, j.ID)
 		}
 	}
-	out, err := runSlurm(ctx, "squeue", "-h", "-r", "-t", "all", "-j", strings.Join(list, ","), "-o", "%A|%K|%T")
+	out, err := runSlurm(ctx, "squeue", "-h", "-r", "-t", "all", "-j", strings.Join(list, ","), "-o", "%F|%K|%T")
 	if err != nil {
 		// squeue fails for a list of job ids it no longer knows at all.
 		if strings.Contains(err.Error(), "Invalid job id") {

@@ -76,6 +76,8 @@ type taskState struct {
 	Host    string    `json:"host"`
 	PID     int       `json:"pid"`
 	Started time.Time `json:"started"`
+	// Job is the Slurm array task running the attempt, "JOBID_TASK".
+	Job string `json:"job,omitempty"`
 }
 
 // ScriptFunc runs a script's text (named path in messages) to its end,
@@ -138,6 +140,9 @@ func ExecTask(ctx context.Context, dir string, i int, run ScriptFunc) error {
 	_ = readJSON(filepath.Join(tdir, stateFile), &st) // absent on the first attempt
 	host, _ := os.Hostname()
 	st = taskState{Attempt: st.Attempt + 1, Host: host, PID: os.Getpid(), Started: time.Now().UTC()}
+	if j := os.Getenv("SLURM_ARRAY_JOB_ID"); j != "" {
+		st.Job = j + "_" + os.Getenv("SLURM_ARRAY_TASK_ID")
+	}
 	if err := writeJSON(filepath.Join(tdir, stateFile), st); err != nil {
 		return err
 	}
@@ -285,9 +290,16 @@ func Index() int { return running("Index", "").index }
 func Attempt() int { return running("Attempt", "").try }
 
 // Record records the scalar result name = v for the running task (a column
-// of the sweep's table). Recording a name again replaces its value.
+// of the sweep's table). Recording a name again replaces its value; a
+// parameter's name cannot be a result's.
 func Record(name string, v float64) {
 	t := running("Record", name)
+	if _, ok := t.params[name]; ok {
+		panic(fmt.Sprintf("sweep.Record(%q): %q is a parameter; give the result another name", name, name))
+	}
+	if name == "" {
+		panic("sweep.Record(\"\"): empty name")
+	}
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	for k := range t.values {
