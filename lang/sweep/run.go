@@ -65,7 +65,7 @@ type Options struct {
 
 // Status is the state of a sweep.
 type Status struct {
-	Dir                                   string
+	Dir                                  string
 	Total, Done, Running, Failed, Queued int
 	// Elapsed is the time since this run started; ETA the estimated time
 	// to the end, negative when unknown.
