@@ -59,21 +59,29 @@ var slurmCase = backendCase{
 		slurmCmd(t, "scancel", taskState(t, dir, i).Job)
 	},
 	interrupt: func(t *testing.T, dir string, i int) {
-		job := taskState(t, dir, i).Job
-		slurmCmd(t, "scontrol", "requeue", job)
+		st := taskState(t, dir, i)
+		slurmCmd(t, "scontrol", "requeue", st.Job)
 		// A requeued task waits ~2 minutes (its begin time) unless told.
+		// Telling it before the old attempt's batch step has reported its
+		// end lets that report end the new attempt (Slurm 22.05), so wait
+		// for the old process to exit, and a moment for the report.
 		waitFor(t, "the requeued task to be pending", 60*time.Second, func() bool {
-			out, _ := exec.Command("squeue", "-h", "-j", job, "-o", "%T").Output()
+			out, _ := exec.Command("squeue", "-h", "-j", st.Job, "-o", "%T").Output()
 			return strings.TrimSpace(string(out)) == "PENDING"
 		})
-		slurmCmd(t, "scontrol", "update", "JobId="+job, "StartTime=now")
+		waitFor(t, "the interrupted attempt to exit", 60*time.Second, func() bool { return syscall.Kill(st.PID, 0) != nil })
+		time.Sleep(time.Second)
+		slurmCmd(t, "scontrol", "update", "JobId="+st.Job, "StartTime=now")
 	},
 }
+
+// The helpers below also run on goroutines of their tests, so they report
+// with t.Errorf (t.Fatalf must be called from the test's own goroutine).
 
 func slurmCmd(t *testing.T, name string, args ...string) {
 	t.Helper()
 	if out, err := exec.Command(name, args...).CombinedOutput(); err != nil {
-		t.Fatalf("%s %s: %v: %s", name, strings.Join(args, " "), err, out)
+		t.Errorf("%s %s: %v: %s", name, strings.Join(args, " "), err, out)
 	}
 }
 
@@ -92,15 +100,17 @@ func taskState(t *testing.T, dir string, i int) state {
 		err = json.Unmarshal(b, &s)
 	}
 	if err != nil {
-		t.Fatalf("task %d's state: %v", i, err)
+		t.Errorf("task %d's state: %v", i, err)
 	}
 	return s
 }
 
 func signalTask(t *testing.T, dir string, i int, sig syscall.Signal) {
 	t.Helper()
-	if err := syscall.Kill(taskState(t, dir, i).PID, sig); err != nil {
-		t.Fatalf("signalling task %d: %v", i, err)
+	if pid := taskState(t, dir, i).PID; pid <= 0 {
+		t.Errorf("task %d has no pid", i)
+	} else if err := syscall.Kill(pid, sig); err != nil {
+		t.Errorf("signalling task %d: %v", i, err)
 	}
 }
 
@@ -427,7 +437,10 @@ sweep.Record("sq", float64(sweep.Int("n")*sweep.Int("n")))
 		}
 		return out
 	}
-	waitFor(t, "two finished tasks", 2*time.Minute, func() bool { return len(finished()) >= 2 })
+	if !waitFor(t, "two finished tasks", 2*time.Minute, func() bool { return len(finished()) >= 2 }) {
+		drv.Process.Kill()
+		return
+	}
 	drv.Process.Kill()
 	drv.Wait()
 	before := finished()
@@ -495,5 +508,27 @@ func TestChangedPlan(t *testing.T) {
 	tab, err := runSweep(t, context.Background(), localCase, dir, script, grid2, func(o *sweep.Options) { o.Force = true })
 	if err != nil || len(tab.Done().Rows) != 2 || tab.Rows[1].Values["m"] != 6 {
 		t.Errorf("forced: %v\n%v", err, tab)
+	}
+}
+
+// sweep.Cancel (harmonium sweep cancel DIR), from another process, stops a
+// running local sweep; it resumes afterwards.
+func TestLocalCancel(t *testing.T) {
+	dir := t.TempDir()
+	go func() {
+		waitFor(t, "task 0 to start", 2*time.Minute, func() bool { return fileExists(filepath.Join(dir, "tasks", "0", "state.json")) })
+		time.Sleep(time.Second)
+		if err := sweep.Cancel(context.Background(), dir); err != nil {
+			t.Error(err)
+		}
+	}()
+	grid := `{"axes": [{"name": "n", "values": [0, 1]}]}`
+	_, err := runSweep(t, context.Background(), localCase, dir, slowScript, grid, func(o *sweep.Options) { o.Jobs = 1 })
+	if err == nil || !strings.Contains(err.Error(), "was cancelled") {
+		t.Fatalf("error %v, want a cancellation", err)
+	}
+	tab, err := runSweep(t, context.Background(), localCase, dir, slowScript, grid, nil)
+	if err != nil || len(tab.Done().Rows) != 2 {
+		t.Fatalf("resume: %v\n%v", err, tab)
 	}
 }

@@ -176,7 +176,7 @@ func (l *local) poll(context.Context) (map[int]fate, error) {
 // stop interrupts the running tasks (SIGTERM to their process groups: the
 // script's ctx is cancelled, a trainer saves its checkpoint), kills those
 // still running after stopGrace, and waits for them.
-func (l *local) stop() {
+func (l *local) stop() string {
 	l.mu.Lock()
 	close(l.stopped)
 	l.queue = nil
@@ -196,4 +196,5 @@ func (l *local) stop() {
 		l.mu.Unlock()
 		<-done
 	}
+	return "run it again to resume"
 }

@@ -72,14 +72,17 @@ func taskCommand() []string {
 	return []string{exe, "sweep-task"}
 }
 
-// waitFor polls cond every 50 ms until it holds or the timeout passes.
-func waitFor(t *testing.T, what string, timeout time.Duration, cond func() bool) {
+// waitFor polls cond every 50 ms until it holds (true) or the timeout
+// passes (false, and the test fails); it may run on any goroutine.
+func waitFor(t *testing.T, what string, timeout time.Duration, cond func() bool) bool {
 	t.Helper()
 	deadline := time.Now().Add(timeout)
 	for !cond() {
 		if time.Now().After(deadline) {
-			t.Fatalf("timed out after %v waiting for %s", timeout, what)
+			t.Errorf("timed out after %v waiting for %s", timeout, what)
+			return false
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
+	return true
 }

@@ -2,6 +2,7 @@ package sweep
 
 import (
 	"bytes"
+	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -63,9 +64,9 @@ type plan struct {
 
 // writePlan writes the manifest and script into p.dir, or checks that the
 // ones there match (the same script text and the same tasks): a rerun
-// resumes. With force, a mismatching sweep's tasks are deleted and the
-// sweep is planned afresh.
-func writePlan(p plan) (*Manifest, error) {
+// resumes. With force, a mismatching sweep's Slurm jobs are cancelled, its
+// tasks deleted, and the sweep planned afresh.
+func writePlan(ctx context.Context, p plan) (*Manifest, error) {
 	tasks, err := p.grid.Tasks()
 	if err != nil {
 		return nil, err
@@ -86,6 +87,10 @@ func writePlan(p plan) (*Manifest, error) {
 		}
 		if !p.force {
 			return nil, fmt.Errorf("sweep: %s was planned with a different %s; use a new directory, or force (--force) to discard its results", p.dir, why)
+		}
+		// Jobs of the old plan would write into the new one.
+		if err := cancelSlurm(ctx, p.dir); err != nil {
+			return nil, err
 		}
 		for _, sub := range []string{tasksDir, slurmDir} {
 			if err := os.RemoveAll(filepath.Join(p.dir, sub)); err != nil {

@@ -161,8 +161,8 @@ type backend interface {
 	poll(ctx context.Context) (map[int]fate, error)
 	// stop ends the driver's part when ctx was cancelled: the local backend
 	// interrupts its tasks; Slurm's jobs keep running (sweep cancel stops
-	// them).
-	stop()
+	// them). It returns what the user can do next.
+	stop() string
 	// interval is the time between polls.
 	interval() time.Duration
 }
@@ -203,7 +203,7 @@ func Run(ctx context.Context, opts Options) (*Table, error) {
 		return nil, err
 	}
 	defer unlock()
-	m, err := writePlan(plan{dir: dir, scriptName: name, src: src, grid: opts.Grid, threads: opts.Threads, force: opts.Force})
+	m, err := writePlan(ctx, plan{dir: dir, scriptName: name, src: src, grid: opts.Grid, threads: opts.Threads, force: opts.Force})
 	if err != nil {
 		return nil, err
 	}
@@ -302,13 +302,13 @@ func (d *driver) run(ctx context.Context) error {
 	for len(following) > 0 {
 		select {
 		case <-ctx.Done():
-			d.b.stop()
-			return fmt.Errorf("sweep: %s interrupted (run again to resume): %w", d.dir, ctx.Err())
+			next := d.b.stop()
+			return fmt.Errorf("sweep: %s interrupted (%s): %w", d.dir, next, ctx.Err())
 		case <-ticker.C:
 		}
 		if _, err := os.Stat(filepath.Join(d.dir, cancelFile)); err == nil {
 			d.b.stop()
-			return fmt.Errorf("sweep: %s was cancelled (run again to resume)", d.dir)
+			return fmt.Errorf("sweep: %s was cancelled (run it again to resume)", d.dir)
 		}
 		fates, err := d.b.poll(ctx)
 		if err != nil {

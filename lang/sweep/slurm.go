@@ -46,10 +46,16 @@ type slurm struct {
 	extra   []string
 	every   time.Duration
 
-	latest map[int]string // task -> job id of its latest submission
-	follow map[int]bool   // tasks followed and not yet reported ended
-	seen   map[int]bool   // tasks squeue has listed since their submission
+	latest  map[int]string    // task -> job id of its latest submission
+	follow  map[int]bool      // tasks followed and not yet reported ended
+	seen    map[int]bool      // tasks squeue has listed since their submission
+	endedAt map[int]time.Time // when a task not done was first seen ended
 }
+
+// requeueGrace is how long a task that ended without a result stays
+// followed: a requeued or preempted task shows a final state (FAILED,
+// PREEMPTED) for a moment before Slurm makes it PENDING again.
+const requeueGrace = 5 * time.Second
 
 func (s *slurm) interval() time.Duration {
 	if s.every > 0 {
@@ -60,7 +66,7 @@ func (s *slurm) interval() time.Duration {
 
 func (s *slurm) init() {
 	if s.latest == nil {
-		s.latest, s.follow, s.seen = map[int]string{}, map[int]bool{}, map[int]bool{}
+		s.latest, s.follow, s.seen, s.endedAt = map[int]string{}, map[int]bool{}, map[int]bool{}, map[int]time.Time{}
 	}
 }
 
@@ -157,6 +163,7 @@ func (s *slurm) launch(ctx context.Context, tasks []int) error {
 	}
 	for _, i := range tasks {
 		s.latest[i], s.follow[i], s.seen[i] = id, true, false
+		delete(s.endedAt, i)
 	}
 	return nil
 }
@@ -241,6 +248,7 @@ func (s *slurm) poll(ctx context.Context) (map[int]fate, error) {
 		st, listed := states[key]
 		if p, alive := activeStates[st]; listed && alive {
 			s.seen[i] = true
+			delete(s.endedAt, i)
 			out[i] = fate{phase: p}
 			continue
 		}
@@ -252,8 +260,22 @@ func (s *slurm) poll(ctx context.Context) (map[int]fate, error) {
 				continue
 			}
 		}
+		f := fate{phase: ended}
+		if r, err := readResult(s.dir, i); err != nil || r.Status != StatusDone {
+			first, ok := s.endedAt[i]
+			if !ok {
+				first = time.Now()
+				s.endedAt[i] = first
+			}
+			if time.Since(first) < max(requeueGrace, 2*s.interval()) {
+				out[i] = fate{phase: active}
+				continue
+			}
+			f.detail = s.describe(ctx, key, st)
+		}
 		delete(s.follow, i)
-		out[i] = fate{phase: ended, detail: s.describe(ctx, key, st)}
+		delete(s.endedAt, i)
+		out[i] = f
 	}
 	return out, nil
 }
@@ -281,7 +303,9 @@ func (s *slurm) describe(ctx context.Context, key, state string) string {
 
 // stop leaves the jobs to Slurm: they go on without the driver, and a new
 // `sweep run` follows them again (sweep cancel stops them).
-func (s *slurm) stop() {}
+func (s *slurm) stop() string {
+	return "its Slurm jobs keep running: run the sweep again to follow them, or cancel it (harmonium sweep cancel " + s.dir + ")"
+}
 
 // runSlurm runs a Slurm command and returns its standard output; the error
 // carries its standard error.
