@@ -191,6 +191,9 @@ func Run(ctx context.Context, opts Options) (*Table, error) {
 	} else if name == "" {
 		name = "(source)"
 	}
+	if opts.Backend != "" && opts.Backend != Local && opts.Backend != Slurm {
+		return nil, fmt.Errorf("sweep: unknown backend %q (want %q or %q)", opts.Backend, Local, Slurm)
+	}
 	dir, err := filepath.Abs(opts.Dir)
 	if err != nil {
 		return nil, fmt.Errorf("sweep: %w", err)
@@ -224,10 +227,8 @@ func Run(ctx context.Context, opts Options) (*Table, error) {
 			jobs = max(runtime.NumCPU()/m.Threads, 1)
 		}
 		b = newLocal(dir, command, jobs, m.Threads)
-	case Slurm:
-		b = &slurm{dir: dir, command: command, jobs: opts.Jobs, threads: m.Threads, extra: opts.SlurmOptions, every: opts.Poll}
 	default:
-		return nil, fmt.Errorf("sweep: unknown backend %q (want %q or %q)", opts.Backend, Local, Slurm)
+		b = &slurm{dir: dir, command: command, jobs: opts.Jobs, threads: m.Threads, extra: opts.SlurmOptions, every: opts.Poll}
 	}
 	d := &driver{dir: dir, m: m, b: b, retries: opts.Retries, report: newReporter(dir, opts.Progress)}
 	runErr := d.run(ctx)
