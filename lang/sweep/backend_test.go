@@ -174,12 +174,19 @@ const completeGrid = `{"axes": [{"name": "x", "linspace": {"from": 0, "to": 1.5,
 func testComplete(t *testing.T, b backendCase) *sweep.Table {
 	dir := t.TempDir()
 	start := time.Now()
+	var last sweep.Status
+	calls := 0
 	tab, err := runSweep(t, context.Background(), b, dir, strings.Replace(completeScript, `import "math"`, `import (
 	"math"
 	"gonum.org/v1/gonum/mat"
-)`, 1), completeGrid, nil)
+)`, 1), completeGrid, func(o *sweep.Options) {
+		o.Progress = func(s sweep.Status) { last, calls = s, calls+1 }
+	})
 	if err != nil {
 		t.Fatal(err)
+	}
+	if calls < 2 || last.Done != 8 || last.Total != 8 || last.Running+last.Queued+last.Failed != 0 {
+		t.Errorf("progress: %d calls, last %v", calls, last)
 	}
 	t.Logf("%s: 8 tasks in %v", b.name, time.Since(start))
 	if len(tab.Rows) != 8 || strings.Join(tab.Params, ",") != "x,seed" || strings.Join(tab.Results, ",") != "y,w00,sumW" {
@@ -205,6 +212,10 @@ func testComplete(t *testing.T, b backendCase) *sweep.Table {
 	agg := tab.Aggregate()
 	if len(agg.Rows) != 4 || agg.Rows[1].N != 2 || agg.Rows[1].Values["y"] != 0.75 || agg.Rows[1].Values["y_se"] != 0.25 {
 		t.Errorf("aggregate %+v", agg.Rows)
+	}
+	// Attaching to the finished sweep gives the same table.
+	if w, err := sweep.Watch(context.Background(), dir, 0, nil); err != nil || len(w.Done().Rows) != 8 || w.Rows[5].Values["sumW"] != tab.Rows[5].Values["sumW"] {
+		t.Errorf("Watch: %v\n%v", err, w)
 	}
 	// A second run finds everything done and runs nothing.
 	again, err := runSweep(t, context.Background(), b, dir, strings.Replace(completeScript, `import "math"`, `import (
@@ -530,5 +541,37 @@ func TestLocalCancel(t *testing.T) {
 	tab, err := runSweep(t, context.Background(), localCase, dir, slowScript, grid, nil)
 	if err != nil || len(tab.Done().Rows) != 2 {
 		t.Fatalf("resume: %v\n%v", err, tab)
+	}
+}
+
+// A notebook attaches to a sweep that another process (the command line)
+// runs: Watch follows it to the end and returns its table.
+func TestWatchAnotherDriver(t *testing.T) {
+	dir := t.TempDir()
+	script := filepath.Join(t.TempDir(), "s.go")
+	os.WriteFile(script, []byte(`import "time"
+
+time.Sleep(200 * time.Millisecond)
+sweep.Record("sq", float64(sweep.Int("n")*sweep.Int("n")))
+`), 0o644)
+	drv := exec.Command(taskCommand()[0], "sweep-drive", dir, script, `{"axes": [{"name": "n", "range": {"from": 0, "to": 5}}]}`)
+	drv.Stderr = os.Stderr
+	if err := drv.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer drv.Wait()
+	if !waitFor(t, "the sweep's manifest", time.Minute, func() bool { return fileExists(filepath.Join(dir, "manifest.json")) }) {
+		return
+	}
+	var seen []sweep.Status
+	tab, err := sweep.Watch(context.Background(), dir, 100*time.Millisecond, func(s sweep.Status) { seen = append(seen, s) })
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(tab.Done().Rows) != 6 || tab.Rows[5].Values["sq"] != 25 {
+		t.Errorf("watched table:\n%v", tab)
+	}
+	if len(seen) < 2 || seen[0].Done == 6 || seen[len(seen)-1].Done != 6 {
+		t.Errorf("progress seen: %v", seen)
 	}
 }
