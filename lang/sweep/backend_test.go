@@ -575,3 +575,66 @@ sweep.Record("sq", float64(sweep.Int("n")*sweep.Int("n")))
 		t.Errorf("progress seen: %v", seen)
 	}
 }
+
+// kill -9 of a Slurm driver: its job array runs on; a new driver follows
+// the tasks still queued or running instead of submitting them again, so
+// every task runs once.
+func TestSlurmKillDriver(t *testing.T) {
+	slurmCase.setup(t)
+	dir := t.TempDir()
+	script := filepath.Join(t.TempDir(), "s.go")
+	os.WriteFile(script, []byte(`import "time"
+
+time.Sleep(time.Second)
+sweep.Record("sq", float64(sweep.Int("n")*sweep.Int("n")))
+`), 0o644)
+	grid := `{"axes": [{"name": "n", "range": {"from": 0, "to": 5}}]}`
+	drv := exec.Command(taskCommand()[0], "sweep-drive", dir, script, grid, sweep.Slurm)
+	drv.Stderr = os.Stderr
+	if err := drv.Start(); err != nil {
+		t.Fatal(err)
+	}
+	if !waitFor(t, "a task to start", 2*time.Minute, func() bool { return fileExists(filepath.Join(dir, "tasks", "0", "state.json")) }) {
+		drv.Process.Kill()
+		return
+	}
+	drv.Process.Kill()
+	drv.Wait()
+	g, _ := sweep.ParseGrid([]byte(grid))
+	tab, err := sweep.Run(context.Background(), sweep.Options{Dir: dir, Script: script, Grid: g, Command: taskCommand(), Backend: sweep.Slurm, Poll: 300 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, r := range tab.Rows {
+		if r.Values["sq"] != float64(i*i) || resultOf(t, dir, i).Attempt != 1 {
+			t.Errorf("task %d: %+v, attempt %d (want 1: adopted, not resubmitted)", i, r, resultOf(t, dir, i).Attempt)
+		}
+	}
+	var jobs []struct{ ID string }
+	b, _ := os.ReadFile(filepath.Join(dir, "slurm", "jobs.json"))
+	if err := json.Unmarshal(b, &jobs); err != nil || len(jobs) != 1 {
+		t.Errorf("jobs submitted: %s (%v), want the one array", b, err)
+	}
+}
+
+// sweep.Cancel (harmonium sweep cancel DIR) cancels the sweep's jobs and
+// stops its driver.
+func TestSlurmCancel(t *testing.T) {
+	slurmCase.setup(t)
+	dir := t.TempDir()
+	go func() {
+		if waitFor(t, "task 0 to start", 2*time.Minute, func() bool { return fileExists(filepath.Join(dir, "tasks", "0", "state.json")) }) {
+			if err := sweep.Cancel(context.Background(), dir); err != nil {
+				t.Error(err)
+			}
+		}
+	}()
+	_, err := runSweep(t, context.Background(), slurmCase, dir, slowScript, `{"axes": [{"name": "n", "values": [0, 1]}]}`, nil)
+	if err == nil || !strings.Contains(err.Error(), "was cancelled") {
+		t.Fatalf("error %v, want a cancellation", err)
+	}
+	waitFor(t, "the jobs to end", time.Minute, func() bool {
+		out, _ := exec.Command("squeue", "-h", "-n", "harmonium-sweep", "-t", "PENDING,RUNNING,COMPLETING").Output()
+		return strings.TrimSpace(string(out)) == ""
+	})
+}

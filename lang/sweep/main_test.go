@@ -17,7 +17,7 @@ import (
 // The test binary doubles as the task command and as a driver process:
 //
 //	sweep.test sweep-task DIR I       what `harmonium sweep task DIR I` does
-//	sweep.test sweep-drive DIR SCRIPT GRIDJSON   a local driver (killed by a test)
+//	sweep.test sweep-drive DIR SCRIPT GRIDJSON [BACKEND]   a driver (killed by a test)
 func TestMain(m *testing.M) {
 	if len(os.Args) >= 2 {
 		switch os.Args[1] {
@@ -55,7 +55,11 @@ func driveMain(args []string) int {
 		fmt.Fprintln(os.Stderr, err)
 		return 2
 	}
-	_, err = sweep.Run(ctx, sweep.Options{Dir: args[0], Script: args[1], Grid: g, Jobs: 2, Command: taskCommand()})
+	o := sweep.Options{Dir: args[0], Script: args[1], Grid: g, Jobs: 2, Command: taskCommand(), Poll: 300 * time.Millisecond}
+	if len(args) > 3 {
+		o.Backend = args[3]
+	}
+	_, err = sweep.Run(ctx, o)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
