@@ -22,7 +22,8 @@
 // becomes the error of the cell that started it. In a cell,
 // context.Background() and context.TODO() mean the cell's own context.
 //
-// Every cell sees, without importing them, display (rich output) and the
+// Every cell sees, without importing them, display (rich output), sweep
+// (parameter sweeps, and the parameters of a sweep task's script), the
 // rbmcore packages by their short names (rbm, data, mapping, replica,
 // analysis, train), and `ctx`, the running cell's context.Context: it is
 // cancelled when the user interrupts the kernel, so pass it to long rbmcore

@@ -340,7 +340,7 @@ func helpText() string {
 	var others []string
 	for k := range stdlib.Symbols {
 		p := k[:strings.LastIndex(k, "/")]
-		if !strings.HasPrefix(p, stdlib.RBMCorePrefix) && p != stdlib.DisplayPath {
+		if !strings.HasPrefix(p, stdlib.RBMCorePrefix) && p != stdlib.DisplayPath && p != stdlib.SweepPath {
 			others = append(others, p)
 		}
 	}

@@ -1,5 +1,5 @@
 // Package stdlib holds the yaegi symbol tables that make compiled packages
-// importable from notebook cells: the rbmcore packages, display, and the
+// importable from notebook cells: the rbmcore packages, display, sweep, and the
 // useful parts of gonum and gonum/plot. The Go standard library's tables come
 // from yaegi's own github.com/traefik/yaegi/stdlib.
 //
@@ -24,8 +24,8 @@ import (
 // The rbmcore packages, preloaded in every cell by their short names.
 //go:generate go run github.com/traefik/yaegi/cmd/yaegi extract -name stdlib github.com/harmonium-rbm/harmonium/rbmcore/rbm github.com/harmonium-rbm/harmonium/rbmcore/data github.com/harmonium-rbm/harmonium/rbmcore/mapping github.com/harmonium-rbm/harmonium/rbmcore/replica github.com/harmonium-rbm/harmonium/rbmcore/analysis github.com/harmonium-rbm/harmonium/rbmcore/train
 
-// The display package, preloaded too.
-//go:generate go run github.com/traefik/yaegi/cmd/yaegi extract -name stdlib github.com/harmonium-rbm/harmonium/lang/display
+// The display and sweep packages, preloaded too.
+//go:generate go run github.com/traefik/yaegi/cmd/yaegi extract -name stdlib github.com/harmonium-rbm/harmonium/lang/display github.com/harmonium-rbm/harmonium/lang/sweep
 
 // gonum and gonum/plot, importable by their paths.
 //go:generate go run github.com/traefik/yaegi/cmd/yaegi extract -name stdlib gonum.org/v1/gonum/mat gonum.org/v1/gonum/stat gonum.org/v1/gonum/floats gonum.org/v1/gonum/stat/distuv gonum.org/v1/gonum/optimize gonum.org/v1/gonum/optimize/convex/lp
@@ -45,13 +45,16 @@ const RBMCorePrefix = "github.com/harmonium-rbm/harmonium/rbmcore/"
 // DisplayPath is the import path of the display package.
 const DisplayPath = "github.com/harmonium-rbm/harmonium/lang/display"
 
+// SweepPath is the import path of the sweep package (parameter sweeps).
+const SweepPath = "github.com/harmonium-rbm/harmonium/lang/sweep"
+
 // Preload returns the import paths preloaded in every cell under their short
-// names: display and every rbmcore package with a symbol table, sorted.
+// names: display, sweep and every rbmcore package with a symbol table, sorted.
 func Preload() []string {
 	var paths []string
 	for k := range Symbols {
 		p := k[:strings.LastIndex(k, "/")]
-		if strings.HasPrefix(p, RBMCorePrefix) || p == DisplayPath {
+		if strings.HasPrefix(p, RBMCorePrefix) || p == DisplayPath || p == SweepPath {
 			paths = append(paths, p)
 		}
 	}

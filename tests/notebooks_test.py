@@ -83,6 +83,16 @@ REQUIRED_PASS = {
         "Fig. 3 Linear",
         "Fig. 4 Exponential",
     ],
+    "sweeps.ipynb": [
+        "distinct overlaps at γ = 0.05",
+        "distinct overlaps at γ = 0.1",
+        "distinct overlaps at γ = 0.2",
+        "weights vanish above γ_c",
+        "L/N at W = 0",
+        "log-likelihood gain M",
+        "gap to the optimum at M",
+        "tasks collected from the training directory",
+    ],
     "replica-hierarchical.ipynb": [
         "Fig. 2 sibling / cousin overlap",
         "Fig. 4A second transition, ½/½ branch",

@@ -9,6 +9,8 @@
 //	                                      register the kernel with Jupyter
 //	harmonium run NOTEBOOK.ipynb|SCRIPT.go
 //	                                      execute a notebook or script headlessly
+//	harmonium sweep run|status|collect|cancel|task ...
+//	                                      run a parameter sweep locally or on Slurm
 //	harmonium version                     print the version
 package main
 
@@ -61,7 +63,7 @@ func dispatch(args []string, stdout, stderr io.Writer) int {
 
 func usage(w io.Writer) {
 	fmt.Fprintln(w, "usage: harmonium COMMAND [ARGS]\n\ncommands:")
-	for _, name := range []string{"kernel", "install", "run", "version"} {
+	for _, name := range []string{"kernel", "install", "run", "sweep", "version"} {
 		if c, ok := subcommands[name]; ok {
 			fmt.Fprintf(w, "  %s\n", c.usage)
 		}

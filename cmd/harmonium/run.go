@@ -366,30 +366,6 @@ func (o *scriptOutput) Input(string, bool) (string, error) {
 	return "", errors.New("harmonium run: scripts cannot read input")
 }
 
-// scriptSeparator starts a new cell in a script.
-var scriptSeparator = regexp.MustCompile(`(?m)^// ?%%.*$`)
-
-// splitScript cuts a script at its `// %%` lines, keeping line numbers: each
-// cell is padded with the newlines before it.
-func splitScript(src string) []string {
-	var cells []string
-	prev := 0
-	for _, loc := range scriptSeparator.FindAllStringIndex(src, -1) {
-		cells = append(cells, src[prev:loc[0]])
-		prev = loc[1]
-	}
-	cells = append(cells, src[prev:])
-	var out []string
-	line := 0
-	for _, c := range cells {
-		if strings.TrimSpace(c) != "" {
-			out = append(out, strings.Repeat("\n", line)+c)
-		}
-		line += strings.Count(c, "\n")
-	}
-	return out
-}
-
 func runScript(ctx context.Context, path string, allowErrors bool, stdout, stderr io.Writer) int {
 	raw, err := os.ReadFile(path)
 	if err != nil {
@@ -404,7 +380,7 @@ func runScript(ctx context.Context, path string, allowErrors bool, stdout, stder
 	defer s.Close()
 	o := &scriptOutput{stdout: stdout, stderr: stderr, base: strings.TrimSuffix(path, filepath.Ext(path))}
 	status := 0
-	for i, src := range splitScript(string(raw)) {
+	for i, src := range lang.ScriptCells(string(raw)) {
 		o.cell, o.images = i+1, 0
 		res := s.Execute(ctx, src, o)
 		if res.Data != nil {

@@ -10,6 +10,8 @@ import (
 	"runtime"
 	"strings"
 	"testing"
+
+	"github.com/harmonium-rbm/harmonium/lang"
 )
 
 func writeNotebook(t *testing.T, path string, cells ...string) {
@@ -140,8 +142,8 @@ func TestRunScript(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(dir, "s_cell3_1.png")); err != nil {
 		t.Errorf("image not saved: %v", err)
 	}
-	if got := splitScript("a\n// %%\nb\n"); len(got) != 2 || got[1] != "\n\nb\n" {
-		t.Errorf("splitScript = %q", got)
+	if got := lang.ScriptCells("a\n// %%\nb\n"); len(got) != 2 || got[1] != "\n\nb\n" {
+		t.Errorf("lang.ScriptCells = %q", got)
 	}
 	os.WriteFile(script, []byte("x := 1\n// %%\nx.Foo()\n"), 0o644)
 	stderr.Reset()

@@ -1,0 +1,419 @@
+package sweep
+
+import (
+	"encoding/csv"
+	"encoding/json"
+	"fmt"
+	"html"
+	"io"
+	"math"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+
+	"gonum.org/v1/plot/plotter"
+)
+
+// seSuffix names the standard-error column of an aggregated result.
+const seSuffix = "_se"
+
+// Table is a sweep's results: one row per task, parameter columns then
+// result columns. It renders as HTML in a notebook (and as text), gives
+// columns by name for gonum/plot (Column, XY, YErrors), and averages over
+// repeated seeds (Aggregate).
+type Table struct {
+	// Params and Results are the column names; Seed is the repeated-seed
+	// parameter ("" if none).
+	Params, Results []string
+	Seed            string
+	Rows            []Row
+	// Aggregated tables hold means; their result columns name_se hold
+	// the standard errors.
+	Aggregated bool
+}
+
+// Row is one task (or, aggregated, one group of tasks).
+type Row struct {
+	// Index is the task's index; -1 in an aggregated table.
+	Index int
+	// State is the task's state (see TaskStatus); an aggregated row is
+	// "done".
+	State  string
+	Params Params
+	// Values holds the results by name; a result the task did not record
+	// is missing (NaN in Column).
+	Values map[string]float64
+	// N is the number of tasks averaged (1 for a task).
+	N int
+}
+
+// Collect reads the table of the sweep in dir as it stands: every task,
+// with results for those done (a running sweep gives a partial table).
+func Collect(dir string) (*Table, error) {
+	m, err := ReadManifest(dir)
+	if err != nil {
+		return nil, err
+	}
+	t := &Table{Params: m.Names, Seed: m.Grid.SeedName()}
+	seen := map[string]bool{}
+	for i, p := range m.Tasks {
+		ts := taskStatus(dir, i, p)
+		row := Row{Index: i, State: ts.State, Params: p, Values: map[string]float64{}, N: 1}
+		if ts.State == StatusDone {
+			r, err := readResult(dir, i)
+			if err != nil {
+				return nil, fmt.Errorf("sweep: %s: task %d: %w", dir, i, err)
+			}
+			for _, v := range r.Values {
+				row.Values[v.Name] = v.Value
+				if !seen[v.Name] {
+					seen[v.Name] = true
+					t.Results = append(t.Results, v.Name)
+				}
+			}
+		}
+		t.Rows = append(t.Rows, row)
+	}
+	return t, nil
+}
+
+// Done returns the table of the rows whose tasks are done.
+func (t *Table) Done() *Table {
+	out := *t
+	out.Rows = nil
+	for _, r := range t.Rows {
+		if r.State == StatusDone {
+			out.Rows = append(out.Rows, r)
+		}
+	}
+	return &out
+}
+
+// Where returns the table of the rows whose parameter name equals v (an
+// int matches an equal float).
+func (t *Table) Where(name string, v any) *Table {
+	out := *t
+	out.Rows = nil
+	want, _ := normalize(v)
+	wf, wnum := paramFloat(want)
+	for _, r := range t.Rows {
+		got := r.Params[name]
+		if gf, ok := paramFloat(got); ok && wnum {
+			if gf == wf {
+				out.Rows = append(out.Rows, r)
+			}
+		} else if got == want {
+			out.Rows = append(out.Rows, r)
+		}
+	}
+	return &out
+}
+
+// Aggregate averages the done rows over the repeated seeds: one row per
+// combination of the other parameters, each result replaced by its mean
+// over the seeds that recorded it, with a result column name_se holding the
+// standard error of the mean (the sample standard deviation over √n; 0 for
+// one seed) and N the number of tasks. Without seeds it returns the done
+// rows.
+func (t *Table) Aggregate() *Table {
+	done := t.Done()
+	if t.Seed == "" || t.Aggregated {
+		return done
+	}
+	out := &Table{Seed: "", Aggregated: true}
+	for _, p := range t.Params {
+		if p != t.Seed {
+			out.Params = append(out.Params, p)
+		}
+	}
+	for _, r := range t.Results {
+		out.Results = append(out.Results, r, r+seSuffix)
+	}
+	groups := map[string]int{}
+	var members [][]Row
+	for _, r := range done.Rows {
+		key := make(Params, len(out.Params))
+		for _, p := range out.Params {
+			key[p] = r.Params[p]
+		}
+		kb, _ := key.MarshalJSON()
+		g, ok := groups[string(kb)]
+		if !ok {
+			g = len(members)
+			groups[string(kb)] = g
+			members = append(members, nil)
+			out.Rows = append(out.Rows, Row{Index: -1, State: StatusDone, Params: key, Values: map[string]float64{}})
+		}
+		members[g] = append(members[g], r)
+	}
+	for g, rows := range members {
+		out.Rows[g].N = len(rows)
+		for _, name := range t.Results {
+			var xs []float64
+			for _, r := range rows {
+				if v, ok := r.Values[name]; ok {
+					xs = append(xs, v)
+				}
+			}
+			if len(xs) == 0 {
+				continue
+			}
+			mean, se := meanSE(xs)
+			out.Rows[g].Values[name] = mean
+			out.Rows[g].Values[name+seSuffix] = se
+		}
+	}
+	return out
+}
+
+// meanSE returns the mean of xs and its standard error s/√n, with s the
+// sample standard deviation (n − 1 in the denominator); 0 for one value.
+func meanSE(xs []float64) (mean, se float64) {
+	n := float64(len(xs))
+	for _, x := range xs {
+		mean += x
+	}
+	mean /= n
+	if len(xs) < 2 {
+		return mean, 0
+	}
+	ss := 0.0
+	for _, x := range xs {
+		ss += (x - mean) * (x - mean)
+	}
+	return mean, math.Sqrt(ss/(n-1)) / math.Sqrt(n)
+}
+
+// Column returns the named parameter or result column as numbers, one per
+// row: NaN where a result is missing or a parameter is not numeric (a bool
+// is 0 or 1). It panics for a name that is not a column, listing them.
+func (t *Table) Column(name string) []float64 {
+	isParam := t.hasParam(name)
+	if !isParam && !t.hasResult(name) {
+		panic(fmt.Sprintf("sweep: table has no column %q (columns: %s)", name, strings.Join(append(append([]string{}, t.Params...), t.Results...), ", ")))
+	}
+	out := make([]float64, len(t.Rows))
+	for k, r := range t.Rows {
+		if isParam {
+			out[k], _ = paramFloat(r.Params[name])
+			continue
+		}
+		v, ok := r.Values[name]
+		if !ok {
+			v = math.NaN()
+		}
+		out[k] = v
+	}
+	return out
+}
+
+func (t *Table) hasParam(name string) bool  { return containsString(t.Params, name) }
+func (t *Table) hasResult(name string) bool { return containsString(t.Results, name) }
+
+// XY returns the points (x, y) of two columns for plotter.NewLine,
+// NewScatter, …, sorted by x, leaving out rows where either is NaN.
+func (t *Table) XY(x, y string) plotter.XYs {
+	xs, ys := t.Column(x), t.Column(y)
+	var pts plotter.XYs
+	for k := range xs {
+		if !math.IsNaN(xs[k]) && !math.IsNaN(ys[k]) {
+			pts = append(pts, plotter.XY{X: xs[k], Y: ys[k]})
+		}
+	}
+	sort.SliceStable(pts, func(a, b int) bool { return pts[a].X < pts[b].X })
+	return pts
+}
+
+// YErrors returns the standard errors of result y of an aggregated table,
+// in the order of XY(x, y), for plotter.NewYErrorBars.
+func (t *Table) YErrors(x, y string) plotter.YErrors {
+	xs, ys, ses := t.Column(x), t.Column(y), t.Column(y+seSuffix)
+	type pt struct{ x, se float64 }
+	var pts []pt
+	for k := range xs {
+		if !math.IsNaN(xs[k]) && !math.IsNaN(ys[k]) {
+			pts = append(pts, pt{xs[k], ses[k]})
+		}
+	}
+	sort.SliceStable(pts, func(a, b int) bool { return pts[a].x < pts[b].x })
+	errs := make(plotter.YErrors, len(pts))
+	for k, p := range pts {
+		errs[k].Low, errs[k].High = p.se, p.se
+	}
+	return errs
+}
+
+// cells returns the header and the text cells of the table; an aggregated
+// result shows as "mean ± se".
+func (t *Table) cells() ([]string, [][]string) {
+	header := []string{"task"}
+	if t.Aggregated {
+		header[0] = "n"
+	}
+	header = append(header, t.Params...)
+	var shown []string
+	for _, r := range t.Results {
+		if t.Aggregated && strings.HasSuffix(r, seSuffix) {
+			continue
+		}
+		shown = append(shown, r)
+	}
+	header = append(header, shown...)
+	if !t.Aggregated {
+		header = append(header, "state")
+	}
+	rows := make([][]string, len(t.Rows))
+	for k, r := range t.Rows {
+		c := []string{strconv.Itoa(r.Index)}
+		if t.Aggregated {
+			c[0] = strconv.Itoa(r.N)
+		}
+		for _, p := range t.Params {
+			c = append(c, formatParam(r.Params[p]))
+		}
+		for _, name := range shown {
+			v, ok := r.Values[name]
+			s := ""
+			if ok {
+				s = strconv.FormatFloat(v, 'g', 6, 64)
+				if se, ok := r.Values[name+seSuffix]; ok && t.Aggregated {
+					s += " ± " + strconv.FormatFloat(se, 'g', 2, 64)
+				}
+			}
+			c = append(c, s)
+		}
+		if !t.Aggregated {
+			c = append(c, r.State)
+		}
+		rows[k] = c
+	}
+	return header, rows
+}
+
+// HTML renders the table (how a notebook shows it).
+func (t *Table) HTML() string {
+	header, rows := t.cells()
+	var b strings.Builder
+	b.WriteString(`<table class="hm-sweep-table"><thead><tr>`)
+	for _, h := range header {
+		b.WriteString("<th>" + html.EscapeString(h) + "</th>")
+	}
+	b.WriteString("</tr></thead><tbody>")
+	for _, r := range rows {
+		b.WriteString("<tr>")
+		for _, c := range r {
+			b.WriteString("<td>" + html.EscapeString(c) + "</td>")
+		}
+		b.WriteString("</tr>")
+	}
+	b.WriteString("</tbody></table>")
+	return b.String()
+}
+
+// String renders the table as aligned text columns.
+func (t *Table) String() string {
+	header, rows := t.cells()
+	width := make([]int, len(header))
+	for _, r := range append([][]string{header}, rows...) {
+		for k, c := range r {
+			width[k] = max(width[k], len([]rune(c)))
+		}
+	}
+	var b strings.Builder
+	for _, r := range append([][]string{header}, rows...) {
+		for k, c := range r {
+			if k > 0 {
+				b.WriteString("  ")
+			}
+			b.WriteString(c + strings.Repeat(" ", width[k]-len([]rune(c))))
+		}
+		b.WriteString("\n")
+	}
+	return b.String()
+}
+
+// WriteCSV writes the table as CSV: a header, then one line per row, with
+// full-precision numbers and empty cells for missing results.
+func (t *Table) WriteCSV(w io.Writer) error {
+	cw := csv.NewWriter(w)
+	header := append([]string{"task", "state"}, t.Params...)
+	header = append(append(header, t.Results...), "n")
+	if err := cw.Write(header); err != nil {
+		return err
+	}
+	for _, r := range t.Rows {
+		rec := []string{strconv.Itoa(r.Index), r.State}
+		for _, p := range t.Params {
+			rec = append(rec, fmt.Sprint(r.Params[p]))
+		}
+		for _, name := range t.Results {
+			s := ""
+			if v, ok := r.Values[name]; ok {
+				s = strconv.FormatFloat(v, 'g', -1, 64)
+			}
+			rec = append(rec, s)
+		}
+		rec = append(rec, strconv.Itoa(r.N))
+		if err := cw.Write(rec); err != nil {
+			return err
+		}
+	}
+	cw.Flush()
+	return cw.Error()
+}
+
+// jsonRow is a row in the JSON form of a table.
+type jsonRow struct {
+	Index   int     `json:"task"`
+	State   string  `json:"state"`
+	N       int     `json:"n"`
+	Params  Params  `json:"params"`
+	Results []Value `json:"results"`
+}
+
+// WriteJSON writes the table as a JSON array of rows (task, state, n,
+// params, results).
+func (t *Table) WriteJSON(w io.Writer) error {
+	rows := make([]jsonRow, len(t.Rows))
+	for k, r := range t.Rows {
+		jr := jsonRow{Index: r.Index, State: r.State, N: r.N, Params: r.Params, Results: []Value{}}
+		for _, name := range t.Results {
+			if v, ok := r.Values[name]; ok {
+				jr.Results = append(jr.Results, Value{Name: name, Value: v})
+			}
+		}
+		rows[k] = jr
+	}
+	b, err := json.MarshalIndent(rows, "", " ")
+	if err != nil {
+		return err
+	}
+	_, err = w.Write(append(b, '\n'))
+	return err
+}
+
+// Save writes the table to path, as CSV or JSON by its extension (.csv,
+// .json), atomically.
+func (t *Table) Save(path string) error {
+	var b strings.Builder
+	var err error
+	switch strings.ToLower(filepath.Ext(path)) {
+	case ".csv":
+		err = t.WriteCSV(&b)
+	case ".json":
+		err = t.WriteJSON(&b)
+	default:
+		return fmt.Errorf("sweep: %s: want a .csv or .json file", path)
+	}
+	if err != nil {
+		return fmt.Errorf("sweep: %s: %w", path, err)
+	}
+	if dir := filepath.Dir(path); dir != "" {
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			return fmt.Errorf("sweep: %w", err)
+		}
+	}
+	return writeFileAtomic(path, []byte(b.String()))
+}

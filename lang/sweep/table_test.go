@@ -1,0 +1,84 @@
+package sweep
+
+import (
+	"math"
+	"strings"
+	"testing"
+)
+
+func testTable() *Table {
+	row := func(i int, g float64, seed int64, ll float64) Row {
+		return Row{Index: i, State: StatusDone, Params: Params{"g": g, "seed": seed}, Values: map[string]float64{"ll": ll}, N: 1}
+	}
+	return &Table{Params: []string{"g", "seed"}, Results: []string{"ll"}, Seed: "seed", Rows: []Row{
+		row(0, 0.5, 1, -1), row(1, 0.5, 2, -2), row(2, 0.5, 3, -6),
+		row(3, 0.1, 1, 4), {Index: 4, State: StatusFailed, Params: Params{"g": 0.1, "seed": int64(2)}, Values: map[string]float64{}, N: 1},
+	}}
+}
+
+func TestAggregate(t *testing.T) {
+	a := testTable().Aggregate()
+	if len(a.Rows) != 2 || !a.Aggregated || strings.Join(a.Params, ",") != "g" || strings.Join(a.Results, ",") != "ll,ll_se" {
+		t.Fatalf("aggregate: %+v", a)
+	}
+	// g = 0.5: values -1, -2, -6: mean -3, sample variance ((2)²+(1)²+(3)²)/2 = 7, se √(7/3).
+	r := a.Rows[0]
+	if r.Params["g"] != 0.5 || r.N != 3 || r.Values["ll"] != -3 || math.Abs(r.Values["ll_se"]-math.Sqrt(7.0/3)) > 1e-15 {
+		t.Errorf("g = 0.5 row %+v, want mean -3, se %v, n 3", r, math.Sqrt(7.0/3))
+	}
+	// g = 0.1: the failed seed is left out; one value has se 0.
+	if r := a.Rows[1]; r.N != 1 || r.Values["ll"] != 4 || r.Values["ll_se"] != 0 {
+		t.Errorf("g = 0.1 row %+v", r)
+	}
+	xy := a.XY("g", "ll")
+	if len(xy) != 2 || xy[0].X != 0.1 || xy[0].Y != 4 || xy[1].X != 0.5 {
+		t.Errorf("XY sorted by x: %v", xy)
+	}
+	if e := a.YErrors("g", "ll"); e[1].Low != a.Rows[0].Values["ll_se"] || e[0].High != 0 {
+		t.Errorf("YErrors %v", e)
+	}
+	if s := a.String(); !strings.Contains(s, "-3 ± 1.5") {
+		t.Errorf("text:\n%s", s)
+	}
+}
+
+func TestTableColumns(t *testing.T) {
+	tb := testTable()
+	ll := tb.Column("ll")
+	if ll[0] != -1 || !math.IsNaN(ll[4]) {
+		t.Errorf("ll column %v", ll)
+	}
+	if s := tb.Column("seed"); s[2] != 3 {
+		t.Errorf("seed column %v", s)
+	}
+	if w := tb.Where("g", 0.1); len(w.Rows) != 2 {
+		t.Errorf("Where g = 0.1: %d rows", len(w.Rows))
+	}
+	if w := tb.Where("seed", 1); len(w.Rows) != 2 {
+		t.Errorf("Where seed = 1 (an int): %d rows", len(w.Rows))
+	}
+	defer func() {
+		if r := recover(); r == nil || !strings.Contains(r.(string), `no column "l"`) {
+			t.Errorf("Column of a missing name: %v", r)
+		}
+	}()
+	tb.Column("l")
+}
+
+func TestTableRender(t *testing.T) {
+	tb := testTable()
+	tb.Rows[0].Params["g"] = 0.5
+	tb.Results = append(tb.Results, "<b>")
+	h := tb.HTML()
+	if !strings.Contains(h, "<th>&lt;b&gt;</th>") || strings.Count(h, "<tr>") != 6 {
+		t.Errorf("HTML %s", h)
+	}
+	var b strings.Builder
+	if err := tb.WriteCSV(&b); err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSpace(b.String()), "\n")
+	if lines[0] != "task,state,g,seed,ll,<b>,n" || lines[1] != "0,done,0.5,1,-1,,1" || lines[5] != "4,failed,0.1,2,,,1" {
+		t.Errorf("CSV:\n%s", b.String())
+	}
+}
