@@ -14,6 +14,8 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+
+	"github.com/harmonium-rbm/harmonium/rbmcore/rbm"
 )
 
 // This file is the data catalogue: MNIST and FashionMNIST find the official
@@ -227,9 +229,7 @@ func FashionMNIST(ctx context.Context, split string, opts CatalogueOptions) (*Se
 }
 
 func (l *locator) load(ctx context.Context, ds *dataset, split string, opts CatalogueOptions) (*Set, error) {
-	if ctx == nil {
-		ctx = context.Background()
-	}
+	ctx = rbm.ContextOrDefault(ctx)
 	files, ok := ds.files[split]
 	if !ok {
 		return nil, fmt.Errorf("data: %s: split %q, want \"train\" or \"test\"", ds.name, split)
@@ -244,6 +244,10 @@ func (l *locator) load(ctx context.Context, ds *dataset, split string, opts Cata
 	try := func(p placeResult) (*Set, bool, error) {
 		if p.err != nil {
 			nf.Tried = append(nf.Tried, fmt.Sprintf("%s: %v", p.desc, p.err))
+			return nil, false, nil
+		}
+		if st, err := os.Stat(p.dir); err != nil || !st.IsDir() {
+			nf.Tried = append(nf.Tried, p.desc+": no such directory")
 			return nil, false, nil
 		}
 		imgPath, imgErr := findFile(p.dir, files[0].name)
@@ -302,9 +306,6 @@ func findFile(dir, name string) (string, error) {
 		if st, err := os.Stat(p); err == nil && !st.IsDir() {
 			return p, nil
 		}
-	}
-	if st, err := os.Stat(dir); err != nil || !st.IsDir() {
-		return "", errors.New("no such directory")
 	}
 	return "", fmt.Errorf("no %s[.gz]", name)
 }

@@ -20,9 +20,9 @@
 // Sets are split with Split, subsetted with Subset and iterated in shuffled
 // minibatches with Minibatches.
 //
-// The functions taking a context (FromRBM, Alignment.IdentityWeights) read
-// a nil one as rbm.DefaultContext(); FromRBM's progress callback is only
-// ever called on the caller's goroutine.
+// The functions taking a context (FromRBM, Alignment.IdentityWeights, MNIST,
+// FashionMNIST) read a nil one as rbm.DefaultContext(); FromRBM's progress
+// callback is only ever called on the caller's goroutine.
 package data
 
 import (
