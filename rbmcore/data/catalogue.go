@@ -55,9 +55,10 @@ type NotFoundError struct {
 	Dataset string   // "MNIST" or "Fashion-MNIST"
 	Split   string   // "train" or "test"
 	Tried   []string // "place: reason", in the order searched
-	Fix     string   // a shell command
+	Fix     string   // a shell command, with a note on the alternative
 }
 
+// Error lists the places tried, one per line, and the command to run.
 func (e *NotFoundError) Error() string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "data: the %s %s files were not found; looked in:\n", e.Dataset, e.Split)
@@ -69,9 +70,10 @@ func (e *NotFoundError) Error() string {
 }
 
 // idxFile describes one official IDX file. Checksums are of the decompressed
-// content: the same data circulates gzipped with different compressors
-// (Debian's dataset-fashion-mnist recompressed the Zalando files, so its .gz
-// bytes differ from the originals) or already gunzipped.
+// content: the same data circulates gzipped by different compressors (the
+// .gz files of Debian's dataset-fashion-mnist were recompressed when the
+// package was built: their gzip headers carry its 2020 build date) or
+// already gunzipped.
 type idxFile struct {
 	name   string // the official name without ".gz"
 	dims   []int  // the IDX dimensions; dims[0] counts the items
