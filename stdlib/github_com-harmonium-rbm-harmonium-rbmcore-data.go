@@ -14,6 +14,7 @@ func init() {
 		// function, constant and variable definitions
 		"BarsAndStripes":       reflect.ValueOf(data.BarsAndStripes),
 		"ClockRing":            reflect.ValueOf(data.ClockRing),
+		"FashionMNIST":         reflect.ValueOf(data.FashionMNIST),
 		"FromRBM":              reflect.ValueOf(data.FromRBM),
 		"Hierarchical":         reflect.ValueOf(data.Hierarchical),
 		"IsingRing":            reflect.ValueOf(data.IsingRing),
@@ -27,6 +28,7 @@ func init() {
 		"LoadIDXLabels":        reflect.ValueOf(data.LoadIDXLabels),
 		"LoadNPY":              reflect.ValueOf(data.LoadNPY),
 		"LoadText":             reflect.ValueOf(data.LoadText),
+		"MNIST":                reflect.ValueOf(data.MNIST),
 		"NewSet":               reflect.ValueOf(data.NewSet),
 		"ProteinAlphabet":      reflect.ValueOf(constant.MakeFromLiteral("\"ACDEFGHIKLMNPQRSTVWY-\"", token.STRING, 0)),
 		"SaveNPY":              reflect.ValueOf(data.SaveNPY),
@@ -34,8 +36,10 @@ func init() {
 		// type definitions
 		"Alignment":        reflect.ValueOf((*data.Alignment)(nil)),
 		"AlignmentOptions": reflect.ValueOf((*data.AlignmentOptions)(nil)),
+		"CatalogueOptions": reflect.ValueOf((*data.CatalogueOptions)(nil)),
 		"IDXOptions":       reflect.ValueOf((*data.IDXOptions)(nil)),
 		"Iterator":         reflect.ValueOf((*data.Iterator)(nil)),
+		"NotFoundError":    reflect.ValueOf((*data.NotFoundError)(nil)),
 		"Set":              reflect.ValueOf((*data.Set)(nil)),
 	}
 }

@@ -1,7 +1,9 @@
 package data_test
 
 import (
+	"context"
 	"fmt"
+	"os"
 
 	"github.com/harmonium-rbm/harmonium/rbmcore/data"
 )
@@ -39,4 +41,24 @@ func ExampleSet_Minibatches() {
 	// Output:
 	// epoch 1 saw 6 rows; test rows: 2
 	// epoch 2 saw 6 rows; test rows: 2
+}
+
+func ExampleMNIST() {
+	// The catalogue finds the official files wherever this machine has them;
+	// here $HARMONIUM_DATA points it at the excerpts bundled for tests (the
+	// first 300 images of each file), so the example runs anywhere.
+	os.Setenv("HARMONIUM_DATA", "testdata")
+	defer os.Unsetenv("HARMONIUM_DATA")
+	digits, err := data.MNIST(context.Background(), "train", data.CatalogueOptions{Binarize: true})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	fmt.Println(digits.Len(), "images of", digits.Width(), "pixels, kind", digits.Kind)
+	fmt.Println("labels", digits.Labels[:10])
+	fmt.Println("from", digits.Source)
+	// Output:
+	// 300 images of 784 pixels, kind binary
+	// labels [5 0 4 1 9 2 1 3 1 4]
+	// from testdata/mnist/train-images-idx3-ubyte.gz
 }

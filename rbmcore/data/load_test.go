@@ -119,35 +119,6 @@ func TestLoadIDX(t *testing.T) {
 	wantErr(t, err, "crc.idx.gz")
 }
 
-func TestLoadMNIST(t *testing.T) {
-	img := "../../../shared/data/mnist/t10k-images-idx3-ubyte.gz"
-	if _, err := os.Stat(img); err != nil {
-		t.Skip("MNIST test images not present beside the repository")
-	}
-	set, err := LoadIDX(img, IDXOptions{Binarize: true, Threshold: 128})
-	if err != nil {
-		t.Fatal(err)
-	}
-	labels, err := LoadIDXLabels("../../../shared/data/mnist/t10k-labels-idx1-ubyte.gz")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if set.Len() != 10000 || set.Width() != 784 || len(labels) != 10000 {
-		t.Fatalf("got %d×%d images and %d labels", set.Len(), set.Width(), len(labels))
-	}
-	if labels[0] != 7 || labels[1] != 2 || labels[2] != 1 {
-		t.Errorf("first labels %v, want 7 2 1", labels[:3])
-	}
-	// Roughly 13 % of binarised MNIST pixels are on.
-	m := 0.0
-	for _, v := range set.Mean() {
-		m += v
-	}
-	if m /= 784; m < 0.10 || m > 0.16 {
-		t.Errorf("mean pixel %v, want ≈ 0.13", m)
-	}
-}
-
 func TestNPYRoundTripAndErrors(t *testing.T) {
 	x := mat.NewDense(2, 3, []float64{1, -2.5, 3, 0, 1e-300, -7})
 	path := filepath.Join(t.TempDir(), "x.npy")

@@ -7,6 +7,11 @@
 // matrices and numpy .npy files; a corrupt or truncated file gives an error
 // that names the file and the byte offset or line at fault.
 //
+// MNIST and FashionMNIST are a catalogue: they find the official files where
+// a machine has them (environment variables, the user cache, Debian's
+// package, the Go module cache), check them against recorded SHA-256 sums
+// and load a split with its labels.
+//
 // Generators sample exactly: the 1D Ising ring and the discrete XY (clock)
 // ring at any inverse temperature (transfer matrix), hierarchical
 // (phylogenetic) ±1 data of seed 003, bars-and-stripes, and samples of a given
@@ -15,9 +20,9 @@
 // Sets are split with Split, subsetted with Subset and iterated in shuffled
 // minibatches with Minibatches.
 //
-// The functions taking a context (FromRBM, Alignment.IdentityWeights) read
-// a nil one as rbm.DefaultContext(); FromRBM's progress callback is only
-// ever called on the caller's goroutine.
+// The functions taking a context (FromRBM, Alignment.IdentityWeights, MNIST,
+// FashionMNIST) read a nil one as rbm.DefaultContext(); FromRBM's progress
+// callback is only ever called on the caller's goroutine.
 package data
 
 import (
