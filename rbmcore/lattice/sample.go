@@ -68,11 +68,11 @@ const DefaultInterval = 4 * Length
 const designSteps = 200_000
 
 // climbBeta is the inverse temperature of the k-th step of the climb to the
-// threshold: it anneals from 1 by a factor 10 every 5000 steps up to 10⁴,
-// where a step that lowers log P_nat by 10⁻³ is accepted with probability
-// e⁻¹⁰ (P_nat near 1 is 1 + log P_nat, so the last stage is a nearly
-// greedy search).
-func climbBeta(k int) float64 { return math.Pow(10, min(4, float64(k)/5000)) }
+// threshold: it anneals geometrically from 10 to 10⁴ over 12 000 steps and
+// starts again (a reheat, to leave a local maximum of P_nat). At 10⁴ a step
+// that lowers log P_nat by 10⁻³ is accepted with probability e⁻¹⁰ (P_nat
+// near 1 is 1 + log P_nat): a nearly greedy search.
+func climbBeta(k int) float64 { return 10 * math.Pow(1000, float64(k%12000)/12000) }
 
 // Samples is an alignment of sequences sampled by Sample.
 type Samples struct {
@@ -210,18 +210,22 @@ func runChain(ctx context.Context, m *Model, target int, o *SampleOptions, c int
 		if a >= t.v[i] {
 			a++
 		}
-		nlp, err := t.Propose(i, a)
-		if err != nil {
+		// Accept when log P_nat' > floor: above the threshold, and (for
+		// β > 0) the Metropolis test u < (P_nat'/P_nat)^β with u drawn
+		// first, so that the Tracker can stop summing Z early.
+		floor := math.Inf(-1)
+		if constrained {
+			floor = logTh
+		}
+		if beta > 0 {
+			floor = max(floor, lp+math.Log(1-rng.Float64())/beta)
+		}
+		nlp, above, err := t.ProposeAbove(i, a, floor)
+		if err != nil || !above {
 			return err
 		}
-		if constrained && nlp <= logTh {
-			return nil
-		}
-		if d := beta * (nlp - lp); d >= 0 || rng.Float64() < math.Exp(d) {
-			lp = nlp
-			return t.Accept()
-		}
-		return nil
+		lp = nlp
+		return t.Accept()
 	}
 	for lp <= logTh {
 		if steps >= designSteps {
