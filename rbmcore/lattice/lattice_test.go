@@ -21,7 +21,7 @@ var (
 	fixtureErr   error
 )
 
-func model(t *testing.T) *Model {
+func model(t testing.TB) *Model {
 	t.Helper()
 	fixtureOnce.Do(func() {
 		st, err := Enumerate(context.Background(), EnumerateOptions{})

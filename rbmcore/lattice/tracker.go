@@ -161,9 +161,22 @@ func (t *Tracker) ProposeAbove(i int, a uint8, floor float64) (lp float64, above
 	z := 0.0
 	for k0 := 0; k0 < len(class); k0 += exitBlock {
 		k1 := min(k0+exitBlock, len(class))
-		for k, g := range class[k0:k1] {
-			z += w[k0+k] * tg[g]
+		// Four partial sums, so that the additions do not wait on each
+		// other.
+		var z0, z1, z2, z3 float64
+		k := k0
+		for ; k+4 <= k1; k += 4 {
+			c := class[k : k+4 : k+4]
+			x := w[k : k+4 : k+4]
+			z0 += x[0] * tg[c[0]]
+			z1 += x[1] * tg[c[1]]
+			z2 += x[2] * tg[c[2]]
+			z3 += x[3] * tg[c[3]]
 		}
+		for ; k < k1; k++ {
+			z0 += w[k] * tg[class[k]]
+		}
+		z += (z0 + z1) + (z2 + z3)
 		if z >= limit {
 			return 0, false, nil
 		}

@@ -25,7 +25,7 @@ func main() {
 	target := flag.Int("target", lattice.DefaultTarget, "target structure S_A")
 	beta := flag.Float64("beta", 0, "selection strength β (SampleOptions.Beta)")
 	interval := flag.Int("interval", 0, "Monte Carlo steps between records (0: lattice.DefaultInterval)")
-	chains := flag.Int("chains", 0, "independent chains (0: 16)")
+	chains := flag.Int("chains", 0, "independent chains (0: 64)")
 	flag.Parse()
 	if *out == "" {
 		fmt.Fprintln(os.Stderr, "lpgen: -o FILE is required")
