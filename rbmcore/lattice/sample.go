@@ -284,7 +284,11 @@ func (s *Samples) SaveFASTA(path string) error {
 	if err != nil {
 		return fmt.Errorf("lattice: SaveFASTA: %w", err)
 	}
-	if err := s.WriteFASTA(f); err != nil {
+	err = f.Chmod(0o644) // CreateTemp makes the file private
+	if err == nil {
+		err = s.WriteFASTA(f)
+	}
+	if err != nil {
 		f.Close()
 		os.Remove(f.Name())
 		return fmt.Errorf("lattice: SaveFASTA %s: %w", path, err)
