@@ -527,14 +527,19 @@ func TestExampleAlignment(t *testing.T) {
 		}
 	}
 	st := alignmentStats(a.Seqs, m.Structures().ContactMap(DefaultTarget))
-	t.Logf("%d sequences: site entropy %.2f–%.2f nats (mean %.2f); mean ‖C_ij‖ in contact %.4f, not in contact %.4f",
-		a.Len(), st.minEntropy, st.maxEntropy, st.meanEntropy, st.contactCorr, st.otherCorr)
+	t.Logf("%d sequences: site entropy %.2f–%.2f nats (mean %.2f); mean ‖C_ij‖ in contact %.4f, not in contact %.4f; %d contacts among the 28 largest",
+		a.Len(), st.minEntropy, st.maxEntropy, st.meanEntropy, st.contactCorr, st.otherCorr, st.topContacts)
 	// Fig. 4 of Tubiana, Cocco & Monasson 2019: partly conserved and
 	// variable sites; correlations concentrated on the contacts.
 	if !(st.minEntropy < 1.5 && st.maxEntropy > 2) {
 		t.Errorf("site entropies %.2f–%.2f, want some conserved (< 1.5 nats) and some variable (> 2 nats) sites", st.minEntropy, st.maxEntropy)
 	}
-	if !(st.contactCorr > 1.5*st.otherCorr) {
+	// With 300 sequences (10 chains) the sampling noise adds ~0.1 to every
+	// norm; the 36 000 of lpgen give 0.236 against 0.133.
+	if !(st.contactCorr > 1.2*st.otherCorr) {
 		t.Errorf("mean correlation norm in contact %.4f, not in contact %.4f: want contacts clearly stronger", st.contactCorr, st.otherCorr)
+	}
+	if st.topContacts < 7 {
+		t.Errorf("%d contacts among the 28 most correlated pairs, want ≥ 7 (2.4 by chance)", st.topContacts)
 	}
 }

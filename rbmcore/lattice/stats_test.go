@@ -1,6 +1,9 @@
 package lattice
 
-import "math"
+import (
+	"math"
+	"sort"
+)
 
 // alignmentSummary holds the statistics of Fig. 4 of Tubiana, Cocco &
 // Monasson 2019 that tests and the report compare with.
@@ -10,6 +13,9 @@ type alignmentSummary struct {
 	// f_ij(a,b) − f_i(a) f_j(b) over the pairs in contact in S_A and the
 	// other pairs with |i − j| > 1.
 	contactCorr, otherCorr float64
+	// topContacts counts the contacts among the 28 pairs of largest norm
+	// (28·28/325 ≈ 2.4 expected by chance).
+	topContacts int
 }
 
 func alignmentStats(seqs [][]uint8, cm [Length][Length]uint8) alignmentSummary {
@@ -32,6 +38,11 @@ func alignmentStats(seqs [][]uint8, cm [Length][Length]uint8) alignmentSummary {
 		s.meanEntropy += h / Length
 	}
 	nc, no := 0, 0
+	type pair struct {
+		norm    float64
+		contact bool
+	}
+	var pairs []pair
 	for i := 0; i < Length; i++ {
 		for j := i + 2; j < Length; j++ {
 			var fij [Q][Q]float64
@@ -45,6 +56,7 @@ func alignmentStats(seqs [][]uint8, cm [Length][Length]uint8) alignmentSummary {
 					norm += d * d
 				}
 			}
+			pairs = append(pairs, pair{math.Sqrt(norm), cm[i][j] == 1})
 			if cm[i][j] == 1 {
 				s.contactCorr += math.Sqrt(norm)
 				nc++
@@ -52,6 +64,12 @@ func alignmentStats(seqs [][]uint8, cm [Length][Length]uint8) alignmentSummary {
 				s.otherCorr += math.Sqrt(norm)
 				no++
 			}
+		}
+	}
+	sort.Slice(pairs, func(a, b int) bool { return pairs[a].norm > pairs[b].norm })
+	for _, p := range pairs[:Contacts] {
+		if p.contact {
+			s.topContacts++
 		}
 	}
 	s.contactCorr /= float64(nc)
