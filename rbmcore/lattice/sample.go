@@ -207,7 +207,7 @@ func runChain(ctx context.Context, m *Model, target int, o *SampleOptions, c int
 	// the threshold it never leaves it.
 	step := func(beta float64, constrained bool) error {
 		steps++
-		if steps%256 == 0 {
+		if steps%16 == 0 {
 			if err := ctx.Err(); err != nil {
 				return err
 			}

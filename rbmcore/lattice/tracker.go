@@ -3,7 +3,6 @@ package lattice
 import (
 	"fmt"
 	"math"
-	"sort"
 )
 
 // refreshEvery is the number of accepted mutations after which a Tracker
@@ -62,17 +61,24 @@ func NewTracker(m *Model, v Sequence, target int) (*Tracker, error) {
 	}
 	n := m.st.Len()
 	t := &Tracker{m: m, v: v, target: target, w: make([]float64, n), order: make([]int32, n), pos: make([]int32, n)}
+	// A counting sort by the number of shared contacts, 28 (the target
+	// alone) down to 0, ties in index order.
 	cm := m.st.ContactMap(target)
 	shared := make([]uint8, n)
+	var start [Contacts + 2]int
 	for s := range shared {
 		for _, c := range m.st.contacts[s] {
 			shared[s] += cm[c[0]][c[1]]
 		}
-		t.order[s] = int32(s)
+		start[Contacts-int(shared[s])+1]++
 	}
-	sort.SliceStable(t.order, func(a, b int) bool { return shared[t.order[a]] > shared[t.order[b]] })
-	for k, s := range t.order {
-		t.pos[s] = int32(k)
+	for k := 1; k < len(start); k++ {
+		start[k] += start[k-1]
+	}
+	for s, c := range shared {
+		k := &start[Contacts-int(c)]
+		t.order[*k], t.pos[s] = int32(s), int32(*k)
+		*k++
 	}
 	for i := range t.class {
 		t.class[i] = make([]uint16, n)
