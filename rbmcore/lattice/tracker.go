@@ -36,7 +36,7 @@ type Tracker struct {
 	m      *Model
 	v      Sequence
 	target int
-	order  []int32          // order[k] is the structure at position k; the target is at 0
+	order  []int32          // order[k] is the structure at position k
 	pos    []int32          // pos[s] is the position of structure s
 	class  [Length][]uint16 // Model.class in the order of order
 	w      []float64        // relative Boltzmann weights, in the order of order
@@ -114,7 +114,7 @@ func (t *Tracker) Target() int { return t.target }
 
 // LogPNat returns log P_nat of the current sequence in the target
 // structure.
-func (t *Tracker) LogPNat() float64 { return math.Log(t.w[0]) - math.Log(t.z) }
+func (t *Tracker) LogPNat() float64 { return t.LogPNatOf(t.target) }
 
 // LogPNatOf returns log P_nat of the current sequence in structure s.
 func (t *Tracker) LogPNatOf(s int) float64 { return math.Log(t.w[t.pos[s]]) - math.Log(t.z) }
@@ -161,7 +161,8 @@ func (t *Tracker) ProposeAbove(i int, a uint8, floor float64) (lp float64, above
 	}
 	class := t.class[i]
 	w := t.w[:len(class)]
-	wTarget := w[0] * tg[class[0]]
+	tp := t.pos[t.target]
+	wTarget := w[tp] * tg[class[tp]]
 	// P_nat ≤ e^floor ⟺ Z ≥ wTarget·e^−floor.
 	limit := wTarget * math.Exp(-floor)
 	z := 0.0
