@@ -1,6 +1,7 @@
 package lattice
 
 import (
+	"context"
 	"math/rand/v2"
 	"testing"
 )
@@ -16,6 +17,15 @@ func BenchmarkPropose(b *testing.B) {
 	}
 	for b.Loop() {
 		if _, err := tr.Propose(rng.IntN(Length), uint8(rng.IntN(Q))); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkEnumerate measures the enumeration of the 103 346 structures.
+func BenchmarkEnumerate(b *testing.B) {
+	for b.Loop() {
+		if _, err := Enumerate(context.Background(), EnumerateOptions{}); err != nil {
 			b.Fatal(err)
 		}
 	}

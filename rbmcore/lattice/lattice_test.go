@@ -543,3 +543,44 @@ func TestExampleAlignment(t *testing.T) {
 		t.Errorf("%d contacts among the 28 most correlated pairs, want ≥ 7 (2.4 by chance)", st.topContacts)
 	}
 }
+
+// TestDefaultTarget checks the reconstruction of S_A documented on
+// DefaultTarget.
+func TestDefaultTarget(t *testing.T) {
+	st := model(t).Structures()
+	described := [][2]int{{2, 25}, {4, 21}, {10, 21}, {0, 17}, {0, 19}} // 0-based
+	patch := []int{1, 15, 17, 22, 24}                                   // their sites 2, 16, 18, 23, 25
+	var match, connected []int
+	for s := 0; s < st.Len(); s++ {
+		cm := st.ContactMap(s)
+		ok := true
+		for _, c := range described {
+			ok = ok && cm[c[0]][c[1]] == 1
+		}
+		if !ok {
+			continue
+		}
+		match = append(match, s)
+		// Grow the patch's component from its first site.
+		in := map[int]bool{patch[0]: true}
+		for grown := true; grown; {
+			grown = false
+			for _, i := range patch {
+				for _, j := range patch {
+					if in[i] && !in[j] && cm[i][j] == 1 {
+						in[j], grown = true, true
+					}
+				}
+			}
+		}
+		if len(in) == len(patch) {
+			connected = append(connected, s)
+		}
+	}
+	if len(match) != 10 || len(connected) != 1 || connected[0] != DefaultTarget {
+		t.Errorf("structures with the described contacts %v, with a connected patch %v; want 10 and [%d]", match, connected, DefaultTarget)
+	}
+	if st.ContactMap(DefaultTarget)[0][25] != 0 {
+		t.Error("sites 1 and 26 (1-based) are in contact in DefaultTarget")
+	}
+}

@@ -17,14 +17,14 @@ import (
 	"github.com/harmonium-rbm/harmonium/rbmcore/rbm"
 )
 
-// DefaultTarget is a structure for S_A: the only one of the 103 346 whose
-// contacts include every contact Tubiana, Cocco & Monasson 2019 (§III.B)
-// describe for their S_A — (3,26), (5,22), (11,22), (1,18), (1,20) in
-// their 1-based numbering, (2,25), (4,21), (10,21), (0,17), (0,19) here,
-// where ten structures qualify — and where the sites 2, 16, 18, 23, 25
-// (1-based) form a connected patch of contacts, as their weight 4 shows.
-// Sites 1 and 26 are not in contact, as in their S_A. Sequences with
-// P_nat above 0.999 exist for it.
+// DefaultTarget is our best reconstruction of the structure S_A of
+// Tubiana, Cocco & Monasson 2019, who do not give its walk. Ten of the
+// 103 346 structures have every contact they describe for S_A in §III.B:
+// (3,26), (5,22), (11,22), (1,18), (1,20) in their 1-based numbering, that
+// is (2,25), (4,21), (10,21), (0,17), (0,19) here. DefaultTarget is the
+// only one of the ten in which their sites 2, 16, 18, 23 and 25 form a
+// connected patch of contacts, as their weight 4 (the "upper side")
+// requires. Its sites 1 and 26 are not in contact, as in their S_A.
 const DefaultTarget = 20706
 
 // SampleOptions controls Sample. The zero value samples the alignment of
@@ -106,8 +106,9 @@ type Samples struct {
 // is evaluated at the model's temperature (1 for Eq. 20) through a Tracker.
 //
 // The chains run on opts.Workers goroutines; chain c uses the PCG stream
-// (Seed, c), so the result is reproducible. It stops within a few
-// milliseconds when ctx is cancelled and returns ctx's error.
+// (Seed, c), so the result is reproducible. A chain checks ctx every 16
+// steps, so Sample returns ctx's error well within a second of a
+// cancellation.
 func Sample(ctx context.Context, m *Model, target int, opts SampleOptions) (*Samples, error) {
 	ctx = rbm.ContextOrDefault(ctx)
 	o, err := opts.withDefaults(m, target)
