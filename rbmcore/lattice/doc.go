@@ -1,6 +1,7 @@
 // Package lattice is the lattice-protein model of Tubiana, Cocco &
 // Monasson 2019 ("Learning compositional representations of interacting
-// systems with restricted Boltzmann machines", §III.A, Eqs. 19–20), after
+// systems with restricted Boltzmann machines: comparative study of lattice
+// proteins", Neural Computation; §III.A, Eqs. 19–20), after
 // Shakhnovich & Gutin 1990 and Jacquin et al. 2016 ("Benchmarking inverse
 // statistical approaches for protein structure and design with exactly
 // solvable models"): 27-residue proteins that fold into the maximally
@@ -27,8 +28,9 @@
 // Each structure has 28 contacts, pairs of monomers (i, j), j > i+1, on
 // neighbouring sites: the cube has 54 bonds and the chain uses 26. Since
 // the cube is bipartite, j − i is odd. The enumeration prunes the search
-// with lexicographic leaders (see Enumerate) and takes about 2 s on 2
-// cores; it is not cached, so keep the Structures of one call.
+// with lexicographic leaders (see Enumerate) and takes 2–3 s on 2 busy
+// cores (BenchmarkEnumerate); it is not cached, so keep the Structures of
+// one call.
 //
 // # Energies and folding probability
 //
