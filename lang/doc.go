@@ -25,7 +25,7 @@
 // Every cell sees, without importing them, display (rich output), sweep
 // (parameter sweeps, and the parameters of a sweep task's script), the
 // rbmcore packages by their short names (rbm, data, mapping, replica,
-// analysis, train), and `ctx`, the running cell's context.Context: it is
+// analysis, train, lattice), and `ctx`, the running cell's context.Context: it is
 // cancelled when the user interrupts the kernel, so pass it to long rbmcore
 // calls (ch.Run(ctx, n, bar.Func())) and they stop within a second. Calls
 // given no context stop too: while a cell runs, rbm.DefaultContext() is the

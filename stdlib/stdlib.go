@@ -22,7 +22,7 @@ import (
 )
 
 // The rbmcore packages, preloaded in every cell by their short names.
-//go:generate go run github.com/traefik/yaegi/cmd/yaegi extract -name stdlib github.com/harmonium-rbm/harmonium/rbmcore/rbm github.com/harmonium-rbm/harmonium/rbmcore/data github.com/harmonium-rbm/harmonium/rbmcore/mapping github.com/harmonium-rbm/harmonium/rbmcore/replica github.com/harmonium-rbm/harmonium/rbmcore/analysis github.com/harmonium-rbm/harmonium/rbmcore/train
+//go:generate go run github.com/traefik/yaegi/cmd/yaegi extract -name stdlib github.com/harmonium-rbm/harmonium/rbmcore/rbm github.com/harmonium-rbm/harmonium/rbmcore/data github.com/harmonium-rbm/harmonium/rbmcore/mapping github.com/harmonium-rbm/harmonium/rbmcore/replica github.com/harmonium-rbm/harmonium/rbmcore/analysis github.com/harmonium-rbm/harmonium/rbmcore/train github.com/harmonium-rbm/harmonium/rbmcore/lattice
 
 // The display and sweep packages, preloaded too.
 //go:generate go run github.com/traefik/yaegi/cmd/yaegi extract -name stdlib github.com/harmonium-rbm/harmonium/lang/display github.com/harmonium-rbm/harmonium/lang/sweep
