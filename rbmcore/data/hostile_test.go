@@ -44,7 +44,12 @@ func TestTinyHostileIDX(t *testing.T) {
 	}
 	plain := writeFile(t, "huge.idx", hdr)
 	refusedSmall(t, plain, 1<<20, func() error { _, err := LoadIDX(plain, IDXOptions{}); return err },
-		"byte offset 4", "[65536 512 512]", "17179869184 values", "more than the 2147483648")
+		"byte offset 12", "[65536 512 512]", "more than the 2147483648 values")
+	// Dimensions whose product overflows int64 (found by FuzzIDX: a
+	// makeslice panic).
+	plain = writeFile(t, "wrap.idx", idxHeaderBytes(3, 0x61303030, 0x78303030))
+	refusedSmall(t, plain, 1<<20, func() error { _, err := LoadIDX(plain, IDXOptions{Limit: 1}); return err },
+		"byte offset 12", "more than the 2147483648 values")
 	plain = writeFile(t, "max.idx", idxHeaderBytes(32768, 256, 256))
 	refusedSmall(t, plain, 1<<20, func() error { _, err := LoadIDX(plain, IDXOptions{}); return err },
 		"truncated at byte offset 16", "item 0 of 32768", "[32768 256 256]", "2147483648 bytes")

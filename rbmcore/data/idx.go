@@ -132,11 +132,14 @@ func readIDXHeader(s *idxStream) (idxHeader, error) {
 		if d == 0 || d > 1<<31-1 {
 			return idxHeader{}, fmt.Errorf("data: %s: byte offset %d: dimension %d is %d", path, 4+4*k, k, d)
 		}
-		total *= int64(d)
-		if total > 1<<34 {
-			return idxHeader{}, fmt.Errorf("data: %s: byte offset %d: IDX dimensions too large", path, 4+4*k)
-		}
 		h.dims = append(h.dims, int(d))
+		// Divide rather than multiply: the product of the dimensions can
+		// overflow.
+		if total > maxIDXValues/int64(d) {
+			return idxHeader{}, fmt.Errorf("data: %s: byte offset %d: the IDX dimensions %v (of %d) declare more than the %d values a file may hold",
+				path, 4+4*k, h.dims, nd, maxIDXValues)
+		}
+		total *= int64(d)
 	}
 	return h, nil
 }
@@ -238,16 +241,12 @@ func readIDX(s *idxStream, opts IDXOptions) (*Set, error) {
 }
 
 // readIDXValues reads the next rows×width values of s, which follow the
-// header h (rows items of width values). It checks their number against
-// maxIDXValues and, for an uncompressed file, against the bytes left,
-// before allocating; a compressed stream is read in chunks, the result
-// growing only with the values actually read.
+// header h (rows items of width values). For an uncompressed file it
+// checks their number against the bytes left before allocating; a
+// compressed stream is read in chunks, the result growing only with the
+// values actually read.
 func readIDXValues(s *idxStream, h idxHeader, rows, width int) ([]float64, error) {
-	size, count := idxSize(h.typ), rows*width
-	if count > maxIDXValues {
-		return nil, fmt.Errorf("data: %s: byte offset 4: the IDX dimensions %v declare %d values, more than the %d a file may hold",
-			s.path, h.dims, count, maxIDXValues)
-	}
+	size, count := idxSize(h.typ), rows*width // ≤ maxIDXValues (readIDXHeader)
 	// where names the item holding the value at offset off.
 	start := s.off
 	where := func(off int64) string {
