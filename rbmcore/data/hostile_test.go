@@ -49,7 +49,7 @@ func TestTinyHostileIDX(t *testing.T) {
 	// makeslice panic).
 	plain = writeFile(t, "wrap.idx", idxHeaderBytes(3, 0x61303030, 0x78303030))
 	refusedSmall(t, plain, 1<<20, func() error { _, err := LoadIDX(plain, IDXOptions{Limit: 1}); return err },
-		"byte offset 12", "more than the 2147483648 values")
+		"byte offset 8", "more than the 2147483648 values")
 	plain = writeFile(t, "max.idx", idxHeaderBytes(32768, 256, 256))
 	refusedSmall(t, plain, 1<<20, func() error { _, err := LoadIDX(plain, IDXOptions{}); return err },
 		"truncated at byte offset 16", "item 0 of 32768", "[32768 256 256]", "2147483648 bytes")
