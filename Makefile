@@ -9,7 +9,7 @@ TAGS      := $(if $(filter openblas,$(BLAS)),openblas,)
 GOFLAGS_T := $(if $(TAGS),-tags $(TAGS),)
 NOTEBOOK  ?= notebooks/quickstart.ipynb
 
-.PHONY: all build install test test-go test-py check-generate bench generate lint demo clean
+.PHONY: all build install test test-go test-py check-generate bench generate lint demo clean fuzz fuzz-short
 
 all: build
 
@@ -20,8 +20,9 @@ install: build
 	./$(BIN) install --user
 
 # The whole test suite: Go tests with the selected BLAS backend, the pure-Go backend
-# too when they differ, then the Python protocol/notebook tests against the installed kernel.
-test: build check-generate test-go test-py
+# too when they differ, a short fuzzing of every file loader, then the Python
+# protocol/notebook tests against the installed kernel.
+test: build check-generate test-go fuzz-short test-py
 
 test-go:
 	$(GO) vet $(GOFLAGS_T) ./...
@@ -32,6 +33,27 @@ endif
 
 test-py: install
 	HARMONIUM_BIN=$(CURDIR)/$(BIN) $(PY) -m unittest discover -s tests -p '*_test.py' -v
+
+# Fuzz targets of the file loaders and the cell splitter (package:target). `go test`
+# runs their seed corpora as ordinary tests; `make fuzz` fuzzes each one in turn
+# for FUZZTIME (a duration, or Nx for N executions) with FUZZPARALLEL workers.
+# A crash is saved under the package's testdata/fuzz/ and fails the target.
+FUZZ_TARGETS := ./lang:FuzzSplitCell ./rbmcore/data:FuzzIDX ./rbmcore/data:FuzzIDXGzip \
+	./rbmcore/data:FuzzNPY ./rbmcore/data:FuzzAlignment ./rbmcore/rbm:FuzzReadJSON \
+	./rbmcore/rbm:FuzzReadBinary ./rbmcore/train:FuzzCheckpoint
+FUZZTIME     ?= 10s
+FUZZPARALLEL ?= 2
+
+fuzz:
+	@set -e; for t in $(FUZZ_TARGETS); do \
+		echo "fuzz $${t#*:} ($${t%%:*}) for $(FUZZTIME)"; \
+		$(GO) test -run '^$$' -fuzz "^$${t#*:}\$$" -fuzztime $(FUZZTIME) -parallel $(FUZZPARALLEL) $${t%%:*}; \
+	done
+
+# What `make test` runs: a few seconds per target (about a minute and a half in all,
+# building included).
+fuzz-short:
+	$(MAKE) fuzz FUZZTIME=4s
 
 bench: build
 	HARMONIUM_BIN=$(CURDIR)/$(BIN) PY=$(PY) BLAS=$(BLAS) bash tests/bench.sh

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"fmt"
+	"io"
 	"math"
 	"os"
 	"strings"
@@ -49,39 +50,60 @@ type Alignment struct {
 // possibly wrapped over several lines). All sequences must have the same
 // aligned length; errors name the file and line.
 func LoadAlignment(path string, opts AlignmentOptions) (*Alignment, error) {
-	alpha := opts.Alphabet
-	if alpha == "" {
-		alpha = ProteinAlphabet
-	}
-	if len(alpha) > 255 {
-		return nil, fmt.Errorf("data: LoadAlignment: alphabet of %d characters (max 255)", len(alpha))
-	}
-	var code [256]int16
-	for i := range code {
-		code[i] = -1
-	}
-	for i := 0; i < len(alpha); i++ {
-		c := alpha[i]
-		code[c] = int16(i)
-		if 'a' <= c && c <= 'z' {
-			code[c-'a'+'A'] = int16(i)
-		} else if 'A' <= c && c <= 'Z' {
-			code[c-'A'+'a'] = int16(i)
-		}
-	}
-	unknown := int16(-1)
-	if opts.Unknown != 0 {
-		unknown = code[opts.Unknown]
-		if unknown < 0 {
-			return nil, fmt.Errorf("data: LoadAlignment: Unknown = %q is not in the alphabet %q", opts.Unknown, alpha)
-		}
+	c, err := newAlignmentCode(opts)
+	if err != nil {
+		return nil, err
 	}
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, fmt.Errorf("data: %w", err)
 	}
 	defer f.Close()
-	sc := bufio.NewScanner(f)
+	return readAlignment(f, path, c)
+}
+
+// alignmentCode maps the characters of an alignment file to states.
+type alignmentCode struct {
+	alpha   string
+	state   [256]int16 // -1: not in the alphabet
+	unknown int16      // the state of characters not in the alphabet; -1: an error
+	a2m     bool       // drop insert states (AlignmentOptions.A2M)
+}
+
+// newAlignmentCode checks opts and builds the character map.
+func newAlignmentCode(opts AlignmentOptions) (*alignmentCode, error) {
+	c := &alignmentCode{alpha: opts.Alphabet, unknown: -1, a2m: opts.A2M}
+	if c.alpha == "" {
+		c.alpha = ProteinAlphabet
+	}
+	if len(c.alpha) > 255 {
+		return nil, fmt.Errorf("data: LoadAlignment: alphabet of %d characters (max 255)", len(c.alpha))
+	}
+	for i := range c.state {
+		c.state[i] = -1
+	}
+	for i := 0; i < len(c.alpha); i++ {
+		ch := c.alpha[i]
+		c.state[ch] = int16(i)
+		if 'a' <= ch && ch <= 'z' {
+			c.state[ch-'a'+'A'] = int16(i)
+		} else if 'A' <= ch && ch <= 'Z' {
+			c.state[ch-'A'+'a'] = int16(i)
+		}
+	}
+	if opts.Unknown != 0 {
+		c.unknown = c.state[opts.Unknown]
+		if c.unknown < 0 {
+			return nil, fmt.Errorf("data: LoadAlignment: Unknown = %q is not in the alphabet %q", opts.Unknown, c.alpha)
+		}
+	}
+	return c, nil
+}
+
+// readAlignment reads the alignment file path from r (see LoadAlignment).
+func readAlignment(r io.Reader, path string, code *alignmentCode) (*Alignment, error) {
+	alpha := code.alpha
+	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 1<<16), 1<<28)
 	a := &Alignment{Alphabet: alpha, Source: path}
 	var cur []uint8
@@ -125,15 +147,15 @@ func LoadAlignment(path string, opts AlignmentOptions) (*Alignment, error) {
 		}
 		for col := 0; col < len(text); col++ {
 			c := text[col]
-			if opts.A2M && (c == '.' || ('a' <= c && c <= 'z')) {
+			if code.a2m && (c == '.' || ('a' <= c && c <= 'z')) {
 				continue
 			}
-			if c == '.' && !opts.A2M {
+			if c == '.' && !code.a2m {
 				c = '-'
 			}
-			k := code[c]
+			k := code.state[c]
 			if k < 0 {
-				k = unknown
+				k = code.unknown
 			}
 			if k < 0 {
 				return nil, fmt.Errorf("data: %s:%d:%d: character %q not in the alphabet %q", path, line, col+1, c, alpha)

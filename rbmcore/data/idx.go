@@ -38,25 +38,50 @@ func (c *countingReader) Read(p []byte) (int, error) {
 	return n, err
 }
 
-// openMaybeGzip opens path and transparently decompresses it when it starts
-// with the gzip magic bytes. The returned description says whether offsets
-// refer to the decompressed stream.
-func openMaybeGzip(path string) (io.Reader, func() error, string, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, nil, "", fmt.Errorf("data: %w", err)
-	}
-	br := bufio.NewReaderSize(f, 1<<16)
+// maxIDXValues is the largest number of values LoadIDX and LoadIDXLabels
+// read from one file (2^31: 16 GiB as float64).
+const maxIDXValues = 1 << 31
+
+// idxStream is an IDX file opened for reading, decompressed if need be.
+type idxStream struct {
+	countingReader
+	path    string
+	offKind string // what offsets count: "byte offset" or "decompressed byte offset"
+	size    int64  // the file's length when not compressed, -1 when compressed
+}
+
+// newIDXStream reads the IDX file path from r, transparently decompressing
+// it when it starts with the gzip magic bytes; size is r's length.
+func newIDXStream(r io.Reader, size int64, path string) (*idxStream, error) {
+	br := bufio.NewReaderSize(r, 1<<16)
 	magic, _ := br.Peek(2)
 	if len(magic) == 2 && magic[0] == 0x1f && magic[1] == 0x8b {
 		zr, err := gzip.NewReader(br)
 		if err != nil {
-			f.Close()
-			return nil, nil, "", fmt.Errorf("data: %s: bad gzip header: %w", path, err)
+			return nil, fmt.Errorf("data: %s: bad gzip header: %w", path, err)
 		}
-		return zr, f.Close, "decompressed byte offset", nil
+		return &idxStream{countingReader: countingReader{r: zr}, path: path, offKind: "decompressed byte offset", size: -1}, nil
 	}
-	return br, f.Close, "byte offset", nil
+	return &idxStream{countingReader: countingReader{r: br}, path: path, offKind: "byte offset", size: size}, nil
+}
+
+// openIDX opens the IDX file path (see newIDXStream).
+func openIDX(path string) (*idxStream, *os.File, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, nil, fmt.Errorf("data: %w", err)
+	}
+	st, err := f.Stat()
+	if err != nil {
+		f.Close()
+		return nil, nil, fmt.Errorf("data: %w", err)
+	}
+	s, err := newIDXStream(f, st.Size(), path)
+	if err != nil {
+		f.Close()
+		return nil, nil, err
+	}
+	return s, f, nil
 }
 
 // readFull reads exactly len(p) bytes, turning a short read into an error
@@ -80,7 +105,8 @@ type idxHeader struct {
 	dims []int
 }
 
-func readIDXHeader(cr *countingReader, path, offKind string) (idxHeader, error) {
+func readIDXHeader(s *idxStream) (idxHeader, error) {
+	cr, path, offKind := &s.countingReader, s.path, s.offKind
 	var magic [4]byte
 	if err := readFull(cr, magic[:], path, offKind, "the IDX magic number"); err != nil {
 		return idxHeader{}, err
@@ -106,11 +132,14 @@ func readIDXHeader(cr *countingReader, path, offKind string) (idxHeader, error) 
 		if d == 0 || d > 1<<31-1 {
 			return idxHeader{}, fmt.Errorf("data: %s: byte offset %d: dimension %d is %d", path, 4+4*k, k, d)
 		}
-		total *= int64(d)
-		if total > 1<<34 {
-			return idxHeader{}, fmt.Errorf("data: %s: byte offset %d: IDX dimensions too large", path, 4+4*k)
-		}
 		h.dims = append(h.dims, int(d))
+		// Divide rather than multiply: the product of the dimensions can
+		// overflow.
+		if total > maxIDXValues/int64(d) {
+			return idxHeader{}, fmt.Errorf("data: %s: byte offset %d: the IDX dimensions %v (of %d) declare more than the %d values a file may hold",
+				path, 4+4*k, h.dims, nd, maxIDXValues)
+		}
+		total *= int64(d)
 	}
 	return h, nil
 }
@@ -152,14 +181,24 @@ func idxValue(typ byte, b []byte) float64 {
 // bytes are scaled to [0, 1] unless opts.Binarize is set, which thresholds
 // the raw values instead (kind "binary"). A truncated or corrupt file gives
 // an error naming the file and the (decompressed) byte offset.
+//
+// The sizes a header declares are checked before anything is allocated: an
+// uncompressed file must hold the bytes they need, and at most 2^31 values
+// are read from any file. A compressed file is decoded incrementally, so
+// memory grows with the data actually present, not with what the header
+// claims.
 func LoadIDX(path string, opts IDXOptions) (*Set, error) {
-	r, closeFn, offKind, err := openMaybeGzip(path)
+	s, f, err := openIDX(path)
 	if err != nil {
 		return nil, err
 	}
-	defer closeFn()
-	cr := &countingReader{r: r}
-	h, err := readIDXHeader(cr, path, offKind)
+	defer f.Close()
+	return readIDX(s, opts)
+}
+
+// readIDX reads an IDX data set from s (see LoadIDX).
+func readIDX(s *idxStream, opts IDXOptions) (*Set, error) {
+	h, err := readIDXHeader(s)
 	if err != nil {
 		return nil, err
 	}
@@ -171,37 +210,26 @@ func LoadIDX(path string, opts IDXOptions) (*Set, error) {
 	for _, d := range h.dims[1:] {
 		width *= d
 	}
-	size := idxSize(h.typ)
-	x := mat.NewDense(n, width, nil)
-	buf := make([]byte, width*size)
+	vals, err := readIDXValues(s, h, n, width)
+	if err != nil {
+		return nil, err
+	}
 	scale := 1.0
 	if h.typ == 0x08 && !opts.Binarize {
 		scale = 255 // unsigned bytes are divided by 255
 	}
-	for i := 0; i < n; i++ {
-		if err := readFull(cr, buf, path, offKind, fmt.Sprintf("item %d of %d", i, h.dims[0])); err != nil {
-			return nil, err
-		}
-		row := x.RawRowView(i)
-		for c := range row {
-			v := idxValue(h.typ, buf[c*size:])
-			if math.IsNaN(v) || math.IsInf(v, 0) {
-				return nil, fmt.Errorf("data: %s: %s %d: non-finite value %v", path, offKind, cr.off-int64(len(buf))+int64(c*size), v)
-			}
-			if opts.Binarize {
-				if v >= opts.Threshold {
-					v = 1
-				} else {
-					v = 0
-				}
-			} else {
-				v /= scale
-			}
-			row[c] = v
+	for k, v := range vals {
+		switch {
+		case !opts.Binarize:
+			vals[k] = v / scale
+		case v >= opts.Threshold:
+			vals[k] = 1
+		default:
+			vals[k] = 0
 		}
 	}
 	if opts.Limit <= 0 || opts.Limit >= h.dims[0] {
-		if err := checkTrailing(cr, path, offKind); err != nil {
+		if err := checkTrailing(s); err != nil {
 			return nil, err
 		}
 	}
@@ -209,51 +237,97 @@ func LoadIDX(path string, opts IDXOptions) (*Set, error) {
 	if opts.Binarize {
 		kind = KindBinary
 	}
-	return &Set{X: x, Kind: kind, Q: 1, Source: path}, nil
+	return &Set{X: mat.NewDense(n, width, vals), Kind: kind, Q: 1, Source: s.path}, nil
+}
+
+// readIDXValues reads the next rows×width values of s, which follow the
+// header h (rows items of width values). For an uncompressed file it
+// checks their number against the bytes left before allocating; a
+// compressed stream is read in chunks, the result growing only with the
+// values actually read.
+func readIDXValues(s *idxStream, h idxHeader, rows, width int) ([]float64, error) {
+	size, count := idxSize(h.typ), rows*width // ≤ maxIDXValues (readIDXHeader)
+	// where names the item holding the value at offset off.
+	start := s.off
+	where := func(off int64) string {
+		return fmt.Sprintf("%s %d, in item %d of %d", s.offKind, off, (off-start)/int64(size*width), h.dims[0])
+	}
+	capacity := count
+	if s.size >= 0 {
+		if need := int64(count) * int64(size); need > s.size-start {
+			return nil, fmt.Errorf("data: %s: truncated at %s: the IDX dimensions %v (byte offset 4) declare %d bytes of data from byte offset %d",
+				s.path, where(s.size), h.dims, need, start)
+		}
+	} else {
+		capacity = min(count, 1<<16)
+	}
+	vals := make([]float64, 0, capacity)
+	chunk := make([]byte, min(count, 1<<16)*size)
+	for len(vals) < count {
+		buf := chunk[:min(count-len(vals), len(chunk)/size)*size]
+		at := s.off
+		n, err := io.ReadFull(&s.countingReader, buf)
+		if errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF) {
+			return nil, fmt.Errorf("data: %s: truncated at %s", s.path, where(at+int64(n)))
+		} else if err != nil {
+			return nil, fmt.Errorf("data: %s: at %s: %w", s.path, where(at+int64(n)), err)
+		}
+		for c := 0; c < len(buf); c += size {
+			v := idxValue(h.typ, buf[c:])
+			if math.IsNaN(v) || math.IsInf(v, 0) {
+				return nil, fmt.Errorf("data: %s: at %s: non-finite value %v", s.path, where(at+int64(c)), v)
+			}
+			vals = append(vals, v)
+		}
+	}
+	return vals, nil
 }
 
 // checkTrailing reports data after the declared end of the file (and
 // surfaces gzip checksum errors, which only appear at the end of the stream).
-func checkTrailing(cr *countingReader, path, offKind string) error {
+func checkTrailing(s *idxStream) error {
 	var one [1]byte
-	start := cr.off
-	n, err := cr.Read(one[:])
+	start := s.off
+	n, err := s.Read(one[:])
 	if n > 0 {
-		return fmt.Errorf("data: %s: unexpected data after the end of the IDX payload at %s %d", path, offKind, start)
+		return fmt.Errorf("data: %s: unexpected data after the end of the IDX payload at %s %d", s.path, s.offKind, start)
 	}
 	if err != nil && err != io.EOF {
-		return fmt.Errorf("data: %s: at %s %d: %w", path, offKind, start, err)
+		return fmt.Errorf("data: %s: at %s %d: %w", s.path, s.offKind, start, err)
 	}
 	return nil
 }
 
 // LoadIDXLabels reads an IDX label file (one dimension, unsigned bytes or
-// integers), gzipped or not.
+// integers), gzipped or not, with the size checks of LoadIDX.
 func LoadIDXLabels(path string) ([]int, error) {
-	r, closeFn, offKind, err := openMaybeGzip(path)
+	s, f, err := openIDX(path)
 	if err != nil {
 		return nil, err
 	}
-	defer closeFn()
-	cr := &countingReader{r: r}
-	h, err := readIDXHeader(cr, path, offKind)
+	defer f.Close()
+	return readIDXLabels(s)
+}
+
+// readIDXLabels reads an IDX label file from s (see LoadIDXLabels).
+func readIDXLabels(s *idxStream) ([]int, error) {
+	h, err := readIDXHeader(s)
 	if err != nil {
 		return nil, err
 	}
 	if len(h.dims) != 1 || h.typ == 0x0D || h.typ == 0x0E {
-		return nil, fmt.Errorf("data: %s: a label file must be a 1-dimensional integer IDX file (type 0x%02x, %d dimensions)", path, h.typ, len(h.dims))
+		return nil, fmt.Errorf("data: %s: a label file must be a 1-dimensional integer IDX file (type 0x%02x, %d dimensions)", s.path, h.typ, len(h.dims))
 	}
-	size := idxSize(h.typ)
-	buf := make([]byte, h.dims[0]*size)
-	if err := readFull(cr, buf, path, offKind, "the labels"); err != nil {
+	vals, err := readIDXValues(s, h, h.dims[0], 1)
+	if err != nil {
 		return nil, err
 	}
-	if err := checkTrailing(cr, path, offKind); err != nil {
+	if err := checkTrailing(s); err != nil {
 		return nil, err
 	}
-	labels := make([]int, h.dims[0])
-	for i := range labels {
-		labels[i] = int(idxValue(h.typ, buf[i*size:]))
+	labels := make([]int, len(vals))
+	for i, v := range vals {
+		labels[i] = int(v)
 	}
 	return labels, nil
 }

@@ -5,30 +5,31 @@ import (
 	"fmt"
 	"math"
 	"os"
-	"path/filepath"
-	"regexp"
 	"strconv"
 	"strings"
 
 	"gonum.org/v1/gonum/mat"
-)
 
-var (
-	npyDescr   = regexp.MustCompile(`'descr'\s*:\s*'([^']*)'`)
-	npyFortran = regexp.MustCompile(`'fortran_order'\s*:\s*(True|False)`)
-	npyShape   = regexp.MustCompile(`'shape'\s*:\s*\(([^)]*)\)`)
+	"github.com/harmonium-rbm/harmonium/rbmcore/internal/atomicfile"
 )
 
 // LoadNPY reads a numpy .npy file (format versions 1–3) holding a 1-D or 2-D
 // array of bool, (u)int8/16/32/64 or float32/64, either byte order, C or
 // Fortran order. A 1-D array becomes a single column. The kind is inferred:
 // "binary" if every entry is 0 or 1, "spin" if every entry is ±1, "real"
-// otherwise. Errors name the file and byte offset.
+// otherwise. The header dictionary must hold exactly the keys descr,
+// fortran_order and shape (as numpy requires), and the data exactly the
+// bytes the shape declares. Errors name the file and byte offset.
 func LoadNPY(path string) (*Set, error) {
 	raw, err := os.ReadFile(path)
 	if err != nil {
 		return nil, fmt.Errorf("data: %w", err)
 	}
+	return readNPY(raw, path)
+}
+
+// readNPY decodes the content raw of the .npy file path (see LoadNPY).
+func readNPY(raw []byte, path string) (*Set, error) {
 	if len(raw) < 10 || string(raw[:6]) != "\x93NUMPY" {
 		return nil, fmt.Errorf("data: %s: byte offset 0: not a .npy file (bad magic)", path)
 	}
@@ -45,67 +46,219 @@ func LoadNPY(path string) (*Set, error) {
 	default:
 		return nil, fmt.Errorf("data: %s: byte offset 6: unsupported .npy version %d", path, major)
 	}
-	if off+hlen > len(raw) {
+	if hlen > len(raw)-off {
 		return nil, fmt.Errorf("data: %s: truncated at byte offset %d inside the header (declared to end at %d)", path, len(raw), off+hlen)
 	}
-	header := string(raw[off : off+hlen])
-	data := raw[off+hlen:]
-	dm := npyDescr.FindStringSubmatch(header)
-	fm := npyFortran.FindStringSubmatch(header)
-	sm := npyShape.FindStringSubmatch(header)
-	if dm == nil || fm == nil || sm == nil {
-		return nil, fmt.Errorf("data: %s: byte offset %d: malformed .npy header %q", path, off, header)
-	}
-	var shape []int
-	for _, f := range strings.Split(sm[1], ",") {
-		f = strings.TrimSpace(f)
-		if f == "" {
-			continue
-		}
-		d, err := strconv.Atoi(f)
-		if err != nil || d < 0 {
-			return nil, fmt.Errorf("data: %s: byte offset %d: bad shape %q", path, off, sm[1])
-		}
-		shape = append(shape, d)
-	}
-	var rows, cols int
-	switch len(shape) {
-	case 1:
-		rows, cols = shape[0], 1
-	case 2:
-		rows, cols = shape[0], shape[1]
-	default:
-		return nil, fmt.Errorf("data: %s: array of %d dimensions (shape %v), want 1 or 2", path, len(shape), shape)
-	}
-	decode, size, err := npyDecoder(dm[1])
+	h, err := parseNPYHeader(string(raw[off : off+hlen]))
 	if err != nil {
-		return nil, fmt.Errorf("data: %s: byte offset %d: %w", path, off, err)
+		return nil, fmt.Errorf("data: %s: .npy header (byte offset %d): %w", path, off, err)
+	}
+	data := raw[off+hlen:]
+	var rows, cols int
+	switch len(h.shape) {
+	case 1:
+		rows, cols = h.shape[0], 1
+	case 2:
+		rows, cols = h.shape[0], h.shape[1]
+	default:
+		return nil, fmt.Errorf("data: %s: array of %d dimensions (shape %v), want 1 or 2", path, len(h.shape), h.shape)
+	}
+	decode, size, err := npyDecoder(h.descr)
+	if err != nil {
+		return nil, fmt.Errorf("data: %s: .npy header (byte offset %d): %w", path, off, err)
 	}
 	if rows == 0 || cols == 0 {
-		return nil, fmt.Errorf("data: %s: empty array (shape %v)", path, shape)
+		return nil, fmt.Errorf("data: %s: empty array (shape %v)", path, h.shape)
+	}
+	// The shape must describe exactly the data present: compare in a way
+	// that cannot overflow, before allocating.
+	if rows > len(data)/size/cols {
+		return nil, fmt.Errorf("data: %s: truncated at byte offset %d: the %v array of %s (header at byte offset %d) needs more than the %d data bytes from offset %d",
+			path, len(raw), h.shape, h.descr, off, len(data), off+hlen)
 	}
 	need := rows * cols * size
-	if len(data) < need {
-		return nil, fmt.Errorf("data: %s: truncated at byte offset %d: the %v array of %s needs %d data bytes from offset %d",
-			path, len(raw), shape, dm[1], need, off+hlen)
-	}
 	if len(data) > need {
 		return nil, fmt.Errorf("data: %s: unexpected data after the array at byte offset %d", path, off+hlen+need)
 	}
 	x := mat.NewDense(rows, cols, nil)
-	fortran := fm[1] == "True"
 	for k := 0; k < rows*cols; k++ {
 		v := decode(data[k*size:])
 		if math.IsNaN(v) || math.IsInf(v, 0) {
 			return nil, fmt.Errorf("data: %s: byte offset %d: non-finite value %v", path, off+hlen+k*size, v)
 		}
-		if fortran {
+		if h.fortran {
 			x.Set(k%rows, k/rows, v)
 		} else {
 			x.Set(k/cols, k%cols, v)
 		}
 	}
 	return &Set{X: x, Kind: inferKind(x), Q: 1, Source: path}, nil
+}
+
+// npyHeader is the header dictionary of a .npy file.
+type npyHeader struct {
+	descr   string
+	fortran bool
+	shape   []int
+}
+
+// parseNPYHeader parses the header dictionary, a Python literal such as
+// {'descr': '<f8', 'fortran_order': False, 'shape': (3, 4), } padded with
+// spaces and a newline. It accepts exactly the keys descr (a string),
+// fortran_order (True or False) and shape (a tuple of non-negative
+// integers), each once, as numpy does; errors give the offset in the
+// header.
+func parseNPYHeader(h string) (npyHeader, error) {
+	p := &pyParser{s: h}
+	var out npyHeader
+	seen := map[string]bool{}
+	p.space()
+	if !p.eat('{') {
+		return out, p.errorf("expected '{'")
+	}
+	for {
+		p.space()
+		if p.eat('}') {
+			break
+		}
+		at := p.i
+		key, err := p.str()
+		if err != nil {
+			return out, err
+		}
+		if seen[key] {
+			return out, fmt.Errorf("offset %d: key %q repeated", at, key)
+		}
+		seen[key] = true
+		p.space()
+		if !p.eat(':') {
+			return out, p.errorf("expected ':' after the key %q", key)
+		}
+		p.space()
+		switch key {
+		case "descr":
+			out.descr, err = p.str()
+		case "fortran_order":
+			out.fortran, err = p.boolean()
+		case "shape":
+			out.shape, err = p.intTuple()
+		default:
+			return out, fmt.Errorf("offset %d: unexpected key %q (a .npy header has exactly descr, fortran_order and shape)", at, key)
+		}
+		if err != nil {
+			return out, fmt.Errorf("%s: %w", key, err)
+		}
+		p.space()
+		if p.eat('}') {
+			break
+		}
+		if !p.eat(',') {
+			return out, p.errorf("expected ',' or '}' after the value of %q", key)
+		}
+	}
+	p.space()
+	if p.i != len(p.s) {
+		return out, p.errorf("unexpected text after the dictionary")
+	}
+	for _, k := range []string{"descr", "fortran_order", "shape"} {
+		if !seen[k] {
+			return out, fmt.Errorf("missing key %q", k)
+		}
+	}
+	return out, nil
+}
+
+// pyParser reads the Python literals of a .npy header.
+type pyParser struct {
+	s string
+	i int
+}
+
+func (p *pyParser) errorf(format string, args ...any) error {
+	return fmt.Errorf("offset %d: %s", p.i, fmt.Sprintf(format, args...))
+}
+
+func (p *pyParser) space() {
+	for p.i < len(p.s) && strings.IndexByte(" \t\r\n", p.s[p.i]) >= 0 {
+		p.i++
+	}
+}
+
+// eat consumes c if it is next.
+func (p *pyParser) eat(c byte) bool {
+	if p.i < len(p.s) && p.s[p.i] == c {
+		p.i++
+		return true
+	}
+	return false
+}
+
+// str reads a quoted string ('…' or "…"); a backslash escapes the next
+// character (the headers numpy writes contain none).
+func (p *pyParser) str() (string, error) {
+	if p.i >= len(p.s) || (p.s[p.i] != '\'' && p.s[p.i] != '"') {
+		return "", p.errorf("expected a quoted string")
+	}
+	quote := p.s[p.i]
+	p.i++
+	var b strings.Builder
+	for p.i < len(p.s) {
+		c := p.s[p.i]
+		p.i++
+		switch {
+		case c == quote:
+			return b.String(), nil
+		case c == '\\' && p.i < len(p.s):
+			b.WriteByte(p.s[p.i])
+			p.i++
+		default:
+			b.WriteByte(c)
+		}
+	}
+	return "", p.errorf("unterminated string")
+}
+
+func (p *pyParser) boolean() (bool, error) {
+	for _, w := range []string{"True", "False"} {
+		if strings.HasPrefix(p.s[p.i:], w) {
+			p.i += len(w)
+			return w == "True", nil
+		}
+	}
+	return false, p.errorf("expected True or False")
+}
+
+// intTuple reads a tuple of non-negative integers: (), (3,), (3, 4).
+// Python 2's long suffix L is accepted, as numpy accepts it.
+func (p *pyParser) intTuple() ([]int, error) {
+	if !p.eat('(') {
+		return nil, p.errorf("expected a tuple")
+	}
+	var out []int
+	for {
+		p.space()
+		if p.eat(')') {
+			return out, nil
+		}
+		start := p.i
+		for p.i < len(p.s) && '0' <= p.s[p.i] && p.s[p.i] <= '9' {
+			p.i++
+		}
+		d, err := strconv.Atoi(p.s[start:p.i])
+		if err != nil {
+			p.i = start
+			return nil, p.errorf("expected a non-negative integer")
+		}
+		p.eat('L')
+		out = append(out, d)
+		p.space()
+		if p.eat(')') {
+			return out, nil
+		}
+		if !p.eat(',') {
+			return nil, p.errorf("expected ',' or ')' in the tuple")
+		}
+	}
 }
 
 // npyDecoder returns a decoder for a numpy dtype string such as "<f8".
@@ -167,8 +320,8 @@ func inferKind(x *mat.Dense) string {
 }
 
 // SaveNPY writes x as a little-endian float64 C-order .npy file (version
-// 1.0), readable by numpy.load. The file is written atomically (temporary
-// file then rename).
+// 1.0), readable by numpy.load. The file is written atomically (a synced
+// temporary file renamed over path).
 func SaveNPY(path string, x mat.Matrix) error {
 	r, c := x.Dims()
 	header := fmt.Sprintf("{'descr': '<f8', 'fortran_order': False, 'shape': (%d, %d), }", r, c)
@@ -184,27 +337,8 @@ func SaveNPY(path string, x mat.Matrix) error {
 			buf = binary.LittleEndian.AppendUint64(buf, math.Float64bits(x.At(i, j)))
 		}
 	}
-	return writeAtomic(path, buf)
-}
-
-// writeAtomic writes data to a temporary file beside path and renames it.
-func writeAtomic(path string, data []byte) error {
-	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp*")
-	if err != nil {
-		return fmt.Errorf("data: %w", err)
-	}
-	if _, err := tmp.Write(data); err != nil {
-		tmp.Close()
-		os.Remove(tmp.Name())
+	if err := atomicfile.WriteBytes(path, buf); err != nil {
 		return fmt.Errorf("data: writing %s: %w", path, err)
-	}
-	if err := tmp.Close(); err != nil {
-		os.Remove(tmp.Name())
-		return fmt.Errorf("data: writing %s: %w", path, err)
-	}
-	if err := os.Rename(tmp.Name(), path); err != nil {
-		os.Remove(tmp.Name())
-		return fmt.Errorf("data: %w", err)
 	}
 	return nil
 }

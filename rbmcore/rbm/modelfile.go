@@ -1,7 +1,6 @@
 package rbm
 
 import (
-	"bufio"
 	"bytes"
 	"encoding/binary"
 	"encoding/json"
@@ -15,6 +14,8 @@ import (
 	"strings"
 
 	"gonum.org/v1/gonum/mat"
+
+	"github.com/harmonium-rbm/harmonium/rbmcore/internal/atomicfile"
 )
 
 // Model files. The JSON format (version 1) is the exchange format:
@@ -35,6 +36,11 @@ import (
 // "HRBM", uint32 version 1, then for each layer its kind, size, q and named
 // parameter arrays, then the weight matrix, all little-endian float64, and
 // a CRC-32 (IEEE) of everything before it.
+//
+// Both readers check every declared size against what the rest of the file
+// can hold before allocating (a tiny file cannot make them allocate
+// gigabytes), and reject data after the model (e.g. two files
+// concatenated).
 
 const (
 	fileFormat    = "harmonium.rbm"
@@ -73,47 +79,18 @@ func NewLayer(kind string, n, q int) (Layer, error) {
 }
 
 // Save writes m to path atomically (a temporary file in the same directory,
-// synced, then renamed over path): the binary format if path ends in
-// .hrbm, JSON otherwise.
+// synced, renamed over path, the directory synced): the binary format if
+// path ends in .hrbm, JSON otherwise. Temporary files of path left behind
+// by a Save that crashed are removed.
 func (m *RBM) Save(path string) error {
 	if err := m.Validate(); err != nil {
 		return fmt.Errorf("rbm: save %s: %w", path, err)
 	}
-	dir, base := filepath.Split(path)
-	if dir == "" {
-		dir = "."
-	}
-	f, err := os.CreateTemp(dir, "."+base+".tmp*")
-	if err != nil {
-		return fmt.Errorf("rbm: save %s: %w", path, err)
-	}
-	tmp := f.Name()
-	fail := func(err error) error {
-		f.Close()
-		os.Remove(tmp)
-		return fmt.Errorf("rbm: save %s: %w", path, err)
-	}
-	w := bufio.NewWriter(f)
+	write := m.WriteJSON
 	if strings.EqualFold(filepath.Ext(path), binaryExt) {
-		err = m.WriteBinary(w)
-	} else {
-		err = m.WriteJSON(w)
+		write = m.WriteBinary
 	}
-	if err != nil {
-		return fail(err)
-	}
-	if err := w.Flush(); err != nil {
-		return fail(err)
-	}
-	if err := f.Sync(); err != nil {
-		return fail(err)
-	}
-	if err := f.Close(); err != nil {
-		os.Remove(tmp)
-		return fmt.Errorf("rbm: save %s: %w", path, err)
-	}
-	if err := os.Rename(tmp, path); err != nil {
-		os.Remove(tmp)
+	if err := atomicfile.Write(path, write); err != nil {
 		return fmt.Errorf("rbm: save %s: %w", path, err)
 	}
 	return nil
@@ -234,6 +211,16 @@ func unnest(v any, dims []int, path string, out []float64) ([]float64, error) {
 	return out, nil
 }
 
+// jsonError describes a decoding error, with its byte offset for a syntax
+// error.
+func jsonError(err error) error {
+	var se *json.SyntaxError
+	if errors.As(err, &se) {
+		return fmt.Errorf("invalid JSON at byte offset %d: %w", se.Offset, err)
+	}
+	return fmt.Errorf("invalid JSON: %w", err)
+}
+
 func jsonType(v any) string {
 	switch v.(type) {
 	case nil:
@@ -264,7 +251,33 @@ func intField(obj map[string]any, key, path string) (int, error) {
 	return int(x), nil
 }
 
-func readLayerJSON(v any, path string) (Layer, error) {
+// newLayerWithin is NewLayer for the readers: it refuses, before allocating
+// them, parameters of more than budget values (what the rest of the file can
+// encode). size and q are at most maxBinaryDims, so the count cannot
+// overflow.
+func newLayerWithin(kind string, size, q, budget int) (Layer, error) {
+	empty, err := NewLayer(kind, 0, q)
+	if err != nil {
+		return nil, err
+	}
+	if n := len(empty.Params()) * size * empty.States(); n > budget {
+		return nil, fmt.Errorf("size %d × %d states × %d parameter arrays = %d values, more than the %d the rest of the file can hold",
+			size, empty.States(), len(empty.Params()), n, budget)
+	}
+	return NewLayer(kind, size, q)
+}
+
+// weightsWithin checks that an nv×nh weight matrix fits in budget values.
+func weightsWithin(nv, nh, budget int) error {
+	if nv > 0 && nh > budget/nv {
+		return fmt.Errorf("weights: %d×%d values, more than the %d the rest of the file can hold", nv, nh, budget)
+	}
+	return nil
+}
+
+// readLayerJSON reads a layer object; budget is the number of values the
+// document can still hold, and the layer's values are taken from it.
+func readLayerJSON(v any, path string, budget *int) (Layer, error) {
 	obj, ok := v.(map[string]any)
 	if !ok {
 		return nil, fmt.Errorf("%s: expected an object, got %s", path, jsonType(v))
@@ -283,10 +296,11 @@ func readLayerJSON(v any, path string) (Layer, error) {
 			return nil, err
 		}
 	}
-	l, err := NewLayer(kind, size, q)
+	l, err := newLayerWithin(kind, size, q, *budget)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
+	*budget -= len(l.Params()) * Width(l)
 	known := map[string]bool{"kind": true, "size": true}
 	if kind == "potts" {
 		known["q"] = true
@@ -314,17 +328,24 @@ func readLayerJSON(v any, path string) (Layer, error) {
 	return l, nil
 }
 
-// ReadJSON reads a model in the JSON format.
+// ReadJSON reads a model in the JSON format. The model must be the only
+// JSON value of r (white space may follow it).
 func ReadJSON(r io.Reader) (*RBM, error) {
 	dec := json.NewDecoder(r)
 	var doc map[string]any
 	if err := dec.Decode(&doc); err != nil {
-		var se *json.SyntaxError
-		if errors.As(err, &se) {
-			return nil, fmt.Errorf("invalid JSON at byte offset %d: %w", se.Offset, err)
-		}
-		return nil, fmt.Errorf("invalid JSON: %w", err)
+		return nil, jsonError(err)
 	}
+	end := dec.InputOffset()
+	if _, err := dec.Token(); err != io.EOF {
+		if err != nil {
+			return nil, fmt.Errorf("unexpected data after the model (which ends at byte offset %d): %w", end, jsonError(err))
+		}
+		return nil, fmt.Errorf("unexpected data after the model at byte offset %d (two models in one file?)", end)
+	}
+	// Every number of the document takes at least one character and a
+	// separator.
+	budget := int(end / 2)
 	if f, _ := doc["format"].(string); f != fileFormat {
 		return nil, fmt.Errorf("format: expected %q, got %v", fileFormat, doc["format"])
 	}
@@ -338,15 +359,18 @@ func ReadJSON(r io.Reader) (*RBM, error) {
 			return nil, fmt.Errorf("%s: unknown top-level field", k)
 		}
 	}
-	vis, err := readLayerJSON(doc["visible"], "visible")
+	vis, err := readLayerJSON(doc["visible"], "visible", &budget)
 	if err != nil {
 		return nil, err
 	}
-	hid, err := readLayerJSON(doc["hidden"], "hidden")
+	hid, err := readLayerJSON(doc["hidden"], "hidden", &budget)
 	if err != nil {
 		return nil, err
 	}
 	nv, nh := Width(vis), Width(hid)
+	if err := weightsWithin(nv, nh, budget); err != nil {
+		return nil, err
+	}
 	flat, err := unnest(doc["weights"], weightDims(vis, hid), "weights", make([]float64, 0, nv*nh))
 	if err != nil {
 		return nil, err
@@ -434,6 +458,9 @@ func (b *binReader) need(n int, field string) ([]byte, error) {
 	return p, nil
 }
 
+// left returns the number of bytes not yet read.
+func (b *binReader) left() int { return len(b.data) - b.off }
+
 func (b *binReader) u32(field string) (int, error) {
 	p, err := b.need(4, field)
 	if err != nil {
@@ -508,9 +535,9 @@ func ReadBinary(r io.Reader) (*RBM, error) {
 		if err != nil {
 			return nil, err
 		}
-		l, err := NewLayer(kind, size, q)
+		l, err := newLayerWithin(kind, size, q, b.left()/8)
 		if err != nil {
-			return nil, fmt.Errorf("%s: %w", name, err)
+			return nil, fmt.Errorf("%s at byte offset %d: %w", name, b.off, err)
 		}
 		if l.States() != q {
 			return nil, fmt.Errorf("%s.q: %d, a %s layer has %d states", name, q, kind, l.States())

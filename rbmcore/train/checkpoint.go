@@ -3,21 +3,34 @@ package train
 import (
 	"bytes"
 	"context"
+	"encoding/binary"
 	"encoding/gob"
 	"fmt"
+	"hash/crc32"
+	"io"
+	"math"
 	"os"
-	"path/filepath"
+	"slices"
 
 	"github.com/harmonium-rbm/harmonium/rbmcore/data"
+	"github.com/harmonium-rbm/harmonium/rbmcore/internal/atomicfile"
 	"github.com/harmonium-rbm/harmonium/rbmcore/rbm"
 )
 
-// checkpointFormat identifies checkpoint files (gob-encoded checkpoint).
-const checkpointFormat = "harmonium.checkpoint/2"
+// Checkpoint files: the magic "HCKP", a little-endian uint32 version, the
+// gob encoding of a checkpoint, and a CRC-32 (IEEE) of everything before
+// it, so that any single-bit (indeed any burst of up to 32 bits) corruption
+// is detected before the checkpoint is used.
+const (
+	checkpointMagic   = "HCKP"
+	checkpointVersion = 3
+	// oldCheckpointFormat marks the checkpoints of version 2 (a bare gob
+	// stream without checksum), which are refused with a clear error.
+	oldCheckpointFormat = "harmonium.checkpoint/2"
+)
 
 // checkpoint is everything needed to continue a run.
 type checkpoint struct {
-	Format         string
 	Model          string // m.String(), to check the architecture on resume
 	Names          []string
 	Params         [][]float64
@@ -35,33 +48,94 @@ type checkpoint struct {
 	BestParams     [][]float64
 }
 
-// saveCheckpoint writes the run's state atomically to path.
+// saveCheckpoint writes the run's state to path atomically (a synced
+// temporary file renamed over path, the directory synced).
 func (r *run) saveCheckpoint(path string) error {
 	streams, err := r.smp.streamStates()
 	if err != nil {
 		return fmt.Errorf("train: checkpoint %s: %w", path, err)
 	}
-	c := checkpoint{Format: checkpointFormat, Model: r.m.String(), Names: r.names, Params: r.params,
+	c := checkpoint{Model: r.m.String(), Names: r.names, Params: r.params,
 		Epoch: r.epoch, Updates: r.updates, Elapsed: r.elapsed + timeSince(r), OptT: r.opt.t, OptM: r.opt.m, OptV: r.opt.v,
 		Streams: streams, Mu: r.mu, Lambda: r.lam, History: *r.hist, Best: r.best, BestAt: r.bestAt, BestParams: r.bestPar}
 	c.Chains, c.ChainsHidden = r.smp.chainStates(), r.smp.hiddenStates()
-	var buf bytes.Buffer
-	if err := gob.NewEncoder(&buf).Encode(&c); err != nil {
-		return fmt.Errorf("train: checkpoint %s: %w", path, err)
+	if err := atomicfile.Write(path, c.write); err != nil {
+		return fmt.Errorf("train: writing checkpoint %s: %w", path, err)
 	}
-	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp*")
-	if err != nil {
-		return fmt.Errorf("train: checkpoint: %w", err)
+	return nil
+}
+
+// write writes c in the checkpoint file format.
+func (c *checkpoint) write(w io.Writer) error {
+	sum := crc32.NewIEEE()
+	mw := io.MultiWriter(w, sum)
+	head := binary.LittleEndian.AppendUint32([]byte(checkpointMagic), checkpointVersion)
+	if _, err := mw.Write(head); err != nil {
+		return err
 	}
-	_, werr := tmp.Write(buf.Bytes())
-	cerr := tmp.Close()
-	if werr != nil || cerr != nil {
-		os.Remove(tmp.Name())
-		return fmt.Errorf("train: writing checkpoint %s: %v %v", path, werr, cerr)
+	if err := gob.NewEncoder(mw).Encode(c); err != nil {
+		return err
 	}
-	if err := os.Rename(tmp.Name(), path); err != nil {
-		os.Remove(tmp.Name())
-		return fmt.Errorf("train: checkpoint: %w", err)
+	_, err := w.Write(binary.LittleEndian.AppendUint32(nil, sum.Sum32()))
+	return err
+}
+
+// decodeCheckpoint checks and decodes the content raw of a checkpoint
+// file; errors say what is wrong (the caller names the file).
+func decodeCheckpoint(raw []byte) (*checkpoint, error) {
+	if len(raw) < len(checkpointMagic)+8 || string(raw[:len(checkpointMagic)]) != checkpointMagic {
+		if bytes.Contains(raw[:min(len(raw), 256)], []byte(oldCheckpointFormat)) {
+			return nil, fmt.Errorf("written in the format %s of an earlier Harmonium, which had no checksum; this version reads only version %d: restart the run (e.g. from the model saved with rbm Save)",
+				oldCheckpointFormat, checkpointVersion)
+		}
+		return nil, fmt.Errorf("not a checkpoint (no %q header)", checkpointMagic)
+	}
+	body, stored := raw[:len(raw)-4], binary.LittleEndian.Uint32(raw[len(raw)-4:])
+	if got := crc32.ChecksumIEEE(body); got != stored {
+		return nil, fmt.Errorf("checksum mismatch (stored %08x, computed %08x): the file is corrupt or truncated", stored, got)
+	}
+	if v := binary.LittleEndian.Uint32(body[4:8]); v != checkpointVersion {
+		return nil, fmt.Errorf("byte offset 4: version %d, this version of Harmonium reads version %d", v, checkpointVersion)
+	}
+	rd := bytes.NewReader(body[8:])
+	var c checkpoint
+	if err := gob.NewDecoder(rd).Decode(&c); err != nil {
+		return nil, fmt.Errorf("corrupt content: %w", err)
+	}
+	if rd.Len() != 0 {
+		return nil, fmt.Errorf("%d unexpected bytes after the content at byte offset %d", rd.Len(), len(body)-rd.Len())
+	}
+	if err := c.check(); err != nil {
+		return nil, err
+	}
+	return &c, nil
+}
+
+// check verifies that c is consistent in itself (Resume checks it against
+// the model and the trainer): counts are non-negative, every number is
+// finite, and the parallel slices line up.
+func (c *checkpoint) check() error {
+	switch {
+	case c.Epoch < 0 || c.Updates < 0 || c.OptT < 0:
+		return fmt.Errorf("negative count (Epoch %d, Updates %d, optimiser step %d)", c.Epoch, c.Updates, c.OptT)
+	case !(c.Elapsed >= 0) || math.IsInf(c.Elapsed, 0):
+		return fmt.Errorf("Elapsed = %v seconds", c.Elapsed)
+	case len(c.Names) != len(c.Params):
+		return fmt.Errorf("%d parameter names for %d parameter slices", len(c.Names), len(c.Params))
+	case c.BestAt < -1 || c.BestAt >= len(c.History.Records):
+		return fmt.Errorf("BestAt = %d, the history has %d records", c.BestAt, len(c.History.Records))
+	case c.BestParams != nil && shapeError(c.Params, c.BestParams) != nil:
+		return fmt.Errorf("best parameters: %w", shapeError(c.Params, c.BestParams))
+	}
+	for name, s := range map[string][][]float64{"Params": c.Params, "BestParams": c.BestParams, "OptM": c.OptM, "OptV": c.OptV,
+		"Chains": c.Chains, "ChainsHidden": c.ChainsHidden, "Mu": {c.Mu}, "Lambda": {c.Lambda}} {
+		for k, xs := range s {
+			for i, x := range xs {
+				if math.IsNaN(x) || math.IsInf(x, 0) {
+					return fmt.Errorf("%s[%d][%d] = %v", name, k, i, x)
+				}
+			}
+		}
 	}
 	return nil
 }
@@ -76,18 +150,18 @@ func (r *run) saveCheckpoint(path string) error {
 // BLAS backend and core count a resumed run continues bitwise like an
 // uninterrupted one; parallel tempering's replicas restart their streams
 // from the seed (statistically, not bitwise, identical).
+//
+// The file is verified (checksum, version, consistency, match with m and t)
+// before training starts; when it is refused m is left unchanged.
 func (t *Trainer) Resume(ctx context.Context, path string, m *rbm.RBM, set *data.Set) (*History, error) {
 	ctx = rbm.ContextOrDefault(ctx)
 	raw, err := os.ReadFile(path)
 	if err != nil {
 		return nil, fmt.Errorf("train: %w", err)
 	}
-	var c checkpoint
-	if err := gob.NewDecoder(bytes.NewReader(raw)).Decode(&c); err != nil {
-		return nil, fmt.Errorf("train: checkpoint %s is corrupt: %w", path, err)
-	}
-	if c.Format != checkpointFormat {
-		return nil, fmt.Errorf("train: %s is not a checkpoint (format %q, want %q)", path, c.Format, checkpointFormat)
+	c, err := decodeCheckpoint(raw)
+	if err != nil {
+		return nil, fmt.Errorf("train: checkpoint %s: %w", path, err)
 	}
 	if c.Model != m.String() {
 		return nil, fmt.Errorf("train: checkpoint %s holds a %s, the model given is a %s", path, c.Model, m.String())
@@ -96,39 +170,63 @@ func (t *Trainer) Resume(ctx context.Context, path string, m *rbm.RBM, set *data
 	if err != nil {
 		return nil, err
 	}
+	if err := c.restore(r); err != nil {
+		return nil, fmt.Errorf("train: checkpoint %s: %w", path, err)
+	}
+	return r.loop(ctx)
+}
+
+// restore puts the state of c into the new run r. When it fails, the model
+// is put back as it was.
+func (c *checkpoint) restore(r *run) (err error) {
 	params, names := r.params, r.names
 	if len(params) != len(c.Params) {
-		return nil, fmt.Errorf("train: checkpoint %s has %d parameter slices, the model %d", path, len(c.Params), len(params))
+		return fmt.Errorf("%d parameter slices, the model has %d", len(c.Params), len(params))
 	}
 	for p := range params {
 		if names[p] != c.Names[p] || len(params[p]) != len(c.Params[p]) {
-			return nil, fmt.Errorf("train: checkpoint %s: parameter %d is %s[%d], the model has %s[%d]", path, p, c.Names[p], len(c.Params[p]), names[p], len(params[p]))
+			return fmt.Errorf("parameter %d is %s[%d], the model has %s[%d]", p, c.Names[p], len(c.Params[p]), names[p], len(params[p]))
 		}
+	}
+	old := make([][]float64, len(params))
+	for p := range params {
+		old[p] = slices.Clone(params[p])
 		copy(params[p], c.Params[p])
 	}
-	if err := m.Validate(); err != nil {
-		return nil, fmt.Errorf("train: checkpoint %s: %w", path, err)
+	defer func() {
+		if err != nil {
+			for p := range params {
+				copy(params[p], old[p])
+			}
+		}
+	}()
+	if err := r.m.Validate(); err != nil {
+		return err
 	}
 	r.snapshot()
 	if err := r.prepare(); err != nil {
-		return nil, err
+		return err
 	}
 	if err := r.smp.setStreamStates(c.Streams); err != nil {
-		return nil, fmt.Errorf("train: checkpoint %s: random state: %w", path, err)
+		return fmt.Errorf("random state: %w", err)
+	}
+	for _, s := range []struct {
+		dst, src [][]float64
+		what     string
+	}{
+		{r.opt.m, c.OptM, fmt.Sprintf("optimiser state (Optimizer %q?)", r.t.Optimizer)},
+		{r.opt.v, c.OptV, fmt.Sprintf("optimiser state (Optimizer %q?)", r.t.Optimizer)},
+		{r.smp.chainStates(), c.Chains, fmt.Sprintf("chains (Method %q, Chains %d?)", r.t.Method, r.t.Chains)},
+		{r.smp.hiddenStates(), c.ChainsHidden, fmt.Sprintf("hidden chain states (Method %q, Chains %d?)", r.t.Method, r.t.Chains)},
+	} {
+		if err := shapeError(s.dst, s.src); err != nil {
+			return fmt.Errorf("%s: %w", s.what, err)
+		}
+		for k := range s.dst {
+			copy(s.dst[k], s.src[k])
+		}
 	}
 	r.opt.t = c.OptT
-	if err := copyShaped(r.opt.m, c.OptM); err != nil {
-		return nil, fmt.Errorf("train: checkpoint %s: optimiser state (Optimizer %q?): %w", path, r.t.Optimizer, err)
-	}
-	if err := copyShaped(r.opt.v, c.OptV); err != nil {
-		return nil, fmt.Errorf("train: checkpoint %s: optimiser state (Optimizer %q?): %w", path, r.t.Optimizer, err)
-	}
-	if err := copyShaped(r.smp.chainStates(), c.Chains); err != nil {
-		return nil, fmt.Errorf("train: checkpoint %s: chains (Method %q, Chains %d?): %w", path, r.t.Method, r.t.Chains, err)
-	}
-	if err := copyShaped(r.smp.hiddenStates(), c.ChainsHidden); err != nil {
-		return nil, fmt.Errorf("train: checkpoint %s: hidden chain states (Method %q, Chains %d?): %w", path, r.t.Method, r.t.Chains, err)
-	}
 	if r.t.Centred && len(c.Mu) == len(r.mu) && len(c.Lambda) == len(r.lam) {
 		copy(r.mu, c.Mu)
 		copy(r.lam, c.Lambda)
@@ -137,12 +235,12 @@ func (t *Trainer) Resume(ctx context.Context, path string, m *rbm.RBM, set *data
 	h := c.History
 	r.hist = &h
 	r.best, r.bestAt, r.bestPar = c.Best, c.BestAt, c.BestParams
-	return r.loop(ctx)
+	return nil
 }
 
-// copyShaped copies src into dst when both have the same shape (both
-// empty is fine).
-func copyShaped(dst, src [][]float64) error {
+// shapeError reports how src differs in shape from dst (both empty is
+// fine), nil when they have the same shape.
+func shapeError(dst, src [][]float64) error {
 	if len(dst) != len(src) {
 		return fmt.Errorf("%d slices, want %d", len(src), len(dst))
 	}
@@ -150,7 +248,6 @@ func copyShaped(dst, src [][]float64) error {
 		if len(dst[k]) != len(src[k]) {
 			return fmt.Errorf("slice %d has %d entries, want %d", k, len(src[k]), len(dst[k]))
 		}
-		copy(dst[k], src[k])
 	}
 	return nil
 }

@@ -43,7 +43,7 @@ func initialise(t *Trainer, m *rbm.RBM, set *data.Set, frozen func(name string) 
 		if eps == 0 {
 			eps = 1e-3
 		}
-	default:
+	default: // Trainer.withDefaults has checked the name
 		return fmt.Errorf("train: unknown Init %q (want %q or %q)", t.Init, InitSeed001, InitSeed000)
 	}
 	mean := set.Mean()

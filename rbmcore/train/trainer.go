@@ -254,14 +254,32 @@ func (t Trainer) withDefaults() (Trainer, error) {
 		return t, fmt.Errorf("train: Chains = %d, want ≥ 1", t.Chains)
 	case !(t.LR > 0) || math.IsInf(t.LR, 0):
 		return t, fmt.Errorf("train: LR = %v, want a positive finite value", t.LR)
+	case t.CheckpointEvery < 1:
+		return t, fmt.Errorf("train: CheckpointEvery = %d, want ≥ 1 (0: every epoch)", t.CheckpointEvery)
 	case math.IsNaN(t.MaxWeight):
 		return t, fmt.Errorf("train: MaxWeight is NaN (want a threshold, 0 for the default or negative for none)")
-	case t.L2 < 0 || t.L1 < 0 || t.L1Squared < 0 || t.L2Fields < 0:
-		return t, fmt.Errorf("train: negative regularisation (L2 %v, L1 %v, L1Squared %v, L2Fields %v)", t.L2, t.L1, t.L1Squared, t.L2Fields)
 	case math.IsNaN(t.MinGamma) || math.IsInf(t.MinGamma, 0):
 		return t, fmt.Errorf("train: MinGamma = %v, want a finite value (negative: no floor)", t.MinGamma)
+	case !(t.Pseudocount >= 0) || math.IsInf(t.Pseudocount, 0):
+		return t, fmt.Errorf("train: Pseudocount = %v, want a finite value ≥ 0 (0: the Init's default)", t.Pseudocount)
 	case t.StopMetric != "pl" && t.StopMetric != "loglik" && t.StopMetric != "recon":
 		return t, fmt.Errorf("train: StopMetric %q, want pl, loglik or recon", t.StopMetric)
+	case t.Method != CD && t.Method != PCD && t.Method != PT && t.Method != Exact:
+		return t, fmt.Errorf("train: unknown Method %q (want cd, pcd, pt or exact)", t.Method)
+	case t.Init != "" && t.Init != InitSeed001 && t.Init != InitSeed000:
+		return t, fmt.Errorf("train: unknown Init %q (want %q or %q)", t.Init, InitSeed001, InitSeed000)
+	}
+	for _, p := range []struct {
+		name string
+		v    float64
+	}{{"L2", t.L2}, {"L1", t.L1}, {"L1Squared", t.L1Squared}, {"L2Fields", t.L2Fields}} {
+		if !(p.v >= 0) || math.IsInf(p.v, 0) {
+			return t, fmt.Errorf("train: %s = %v, want a finite value ≥ 0", p.name, p.v)
+		}
+	}
+	// The optimiser's settings (no state is allocated for no parameters).
+	if _, err := newOptimizer(&t, nil); err != nil {
+		return t, err
 	}
 	return t, nil
 }
@@ -343,9 +361,11 @@ func (r *run) settleWeights() {
 }
 
 // Fit trains m on set and returns the history. The model is modified in
-// place. On cancellation of ctx, divergence or an error the history so far
-// is returned with the error; the model then holds the parameters of the
-// last completed (and valid) update.
+// place. The settings of t are checked before the model is touched: an
+// invalid one is an error naming the field, with m unchanged. On
+// cancellation of ctx, divergence or an error the history so far is
+// returned with the error; the model then holds the parameters of the last
+// completed (and valid) update.
 func (t *Trainer) Fit(ctx context.Context, m *rbm.RBM, set *data.Set) (*History, error) {
 	ctx = rbm.ContextOrDefault(ctx)
 	r, err := t.newRun(m, set)
@@ -353,11 +373,21 @@ func (t *Trainer) Fit(ctx context.Context, m *rbm.RBM, set *data.Set) (*History,
 		return nil, err
 	}
 	r.snapshot()
-	if err := initialise(&r.t, m, set, r.isFrozen); err != nil {
-		return nil, err
+	before := make([][]float64, len(r.params))
+	for p, ps := range r.params {
+		before[p] = slices.Clone(ps)
 	}
-	r.constrain()
-	if err := r.prepare(); err != nil {
+	err = initialise(&r.t, m, set, r.isFrozen)
+	if err == nil {
+		r.constrain()
+		err = r.prepare()
+	}
+	if err != nil {
+		// A setting only the model or data can refute (e.g. Exact on a
+		// large layer): give the model back as it was.
+		for p, ps := range r.params {
+			copy(ps, before[p])
+		}
 		return nil, err
 	}
 	return r.loop(ctx)
