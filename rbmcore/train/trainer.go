@@ -518,6 +518,9 @@ func (r *run) prepare() error {
 func (r *run) loop(ctx context.Context) (*History, error) {
 	r.start = time.Now()
 	defer r.settleWeights()
+	if err := r.monitor.startTracking(ctx, r); err != nil {
+		return r.hist, err
+	}
 	perEpoch := (r.set.Len() + r.t.Batch - 1) / r.t.Batch
 	total := r.t.Epochs * perEpoch
 	for r.epoch < r.t.Epochs {
