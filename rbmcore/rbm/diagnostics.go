@@ -143,8 +143,9 @@ type Mixing struct {
 	// (NewChains). R̂ can only see unmixed chains if they start spread over
 	// the modes, so prefer diverse data rows.
 	Start *mat.Dense
-	// Data, when set, defines the overlap observable: chain b is compared
-	// with row b mod rows of Data.
+	// Data, when set, defines the overlap observable: the largest overlap
+	// of a chain's state with the rows of Data (use up to a few hundred
+	// rows: the cost per sweep is chains × rows × units).
 	Data *mat.Dense
 	// MaxRHat is the largest acceptable R̂ (default 1.1).
 	MaxRHat float64
@@ -158,8 +159,10 @@ type Mixing struct {
 // MixingReport holds the diagnostics of DiagnoseMixing, one entry per
 // observable: "energy" (the free energy F(v) of each chain's visible
 // state), "magnetisation" (the mean visible value of the state) and, when
-// Mixing.Data is set, "overlap" ((1/N) Σ_i s_i(v) s_i(d) with s = 2v−1 for
-// binary units, the value itself otherwise, and d the chain's data row).
+// Mixing.Data is set, "overlap" (max_d (1/N) Σ_i s_i(v) s_i(d) over the
+// rows d of Data, with s = 2v−1 for binary units and the value itself
+// otherwise: how close the chain is to the nearest data point). All three
+// have the same distribution in every chain at equilibrium, as R̂ needs.
 type MixingReport struct {
 	Observables []string
 	// Tau is the integrated autocorrelation time (in sweeps), ESS the
@@ -251,10 +254,10 @@ func DiagnoseMixing(ctx context.Context, m *RBM, opts Mixing, progress func(done
 		}
 	}
 	names := []string{"energy", "magnetisation"}
-	var ref [][]float64
+	var ref *mat.Dense
 	if opts.Data != nil {
 		names = append(names, "overlap")
-		ref = spinRows(m.Visible, cycleRows(opts.Data, opts.Chains))
+		ref = spinRows(m.Visible, opts.Data)
 	}
 	series := make([][][]float64, len(names))
 	for o := range series {
@@ -277,9 +280,9 @@ func DiagnoseMixing(ctx context.Context, m *RBM, opts Mixing, progress func(done
 			if err := checkFinite(f, "free energy of a chain"); err != nil {
 				return MixingReport{}, fmt.Errorf("rbm: DiagnoseMixing: sweep %d: %w", k+1, err)
 			}
-			var s [][]float64
+			var q mat.Dense
 			if ref != nil {
-				s = spinRows(m.Visible, c.V)
+				q.Mul(spinRows(m.Visible, c.V), ref.T())
 			}
 			for b := 0; b < opts.Chains; b++ {
 				series[0][b][t] = f[b]
@@ -290,11 +293,11 @@ func DiagnoseMixing(ctx context.Context, m *RBM, opts Mixing, progress func(done
 				}
 				series[1][b][t] = mag / float64(m.Visible.Len())
 				if ref != nil {
-					q := 0.0
-					for i, x := range s[b] {
-						q += x * ref[b][i]
+					best := math.Inf(-1)
+					for _, x := range q.RawRowView(b) {
+						best = math.Max(best, x)
 					}
-					series[2][b][t] = q / float64(m.Visible.Len())
+					series[2][b][t] = best / float64(m.Visible.Len())
 				}
 			}
 		}
@@ -342,19 +345,15 @@ func cycleRows(x *mat.Dense, n int) *mat.Dense {
 	return out
 }
 
-// spinRows returns the rows of x in the coding of the overlap: 2v−1 for a
+// spinRows returns a copy of x in the coding of the overlap: 2v−1 for a
 // binary layer, the values themselves otherwise.
-func spinRows(l Layer, x *mat.Dense) [][]float64 {
-	r, _ := x.Dims()
-	out := make([][]float64, r)
-	for b := range out {
-		row := append([]float64(nil), x.RawRowView(b)...)
-		if l.Kind() == "binary" {
-			for i, v := range row {
-				row[i] = 2*v - 1
-			}
+func spinRows(l Layer, x *mat.Dense) *mat.Dense {
+	out := mat.DenseCopyOf(x)
+	if l.Kind() == "binary" {
+		raw := out.RawMatrix().Data
+		for i, v := range raw {
+			raw[i] = 2*v - 1
 		}
-		out[b] = row
 	}
 	return out
 }

@@ -290,6 +290,18 @@ func TestDiagnoseMixing(t *testing.T) {
 			t.Errorf("fast model: τ(%s) = %.2f sweeps", fast.Observables[o], tau)
 		}
 	}
+	// The last overlap of each chain, by hand: the largest of its ±1
+	// overlaps with the two data rows (all off, all on) is |magnetisation|
+	// of the ±1 coding.
+	for b := 0; b < 8; b++ {
+		s := 0.0
+		for _, x := range fast.Chains.V.RawRowView(b) {
+			s += 2*x - 1
+		}
+		if got, want := fast.Series[2][b][399], math.Abs(s)/float64(n); math.Abs(got-want) > 1e-12 {
+			t.Errorf("chain %d: overlap %v, by hand %v", b, got, want)
+		}
+	}
 	if fast.Chains.Sweeps() != 400 {
 		t.Errorf("chains ran %d sweeps", fast.Chains.Sweeps())
 	}
