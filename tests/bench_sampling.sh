@@ -7,7 +7,7 @@
 #  2. log Z tracked along a PCD run (Bennett acceptance ratio between
 #     checkpoints, every 5th epoch) against AIS from scratch: cost and RMS error.
 # Sizes: LOGZ_BENCH_IMAGES (2000), LOGZ_BENCH_SEEDS (10), LOGZ_BENCH_EPOCHS (50),
-# LOGZ_BENCH_HIDDEN (20). MNIST: HARMONIUM_MNIST (directory with
+# LOGZ_BENCH_HIDDEN (20); LOGZ_BENCH_PART=1 or 2 runs one part. MNIST: HARMONIUM_MNIST (directory with
 # t10k-images-idx3-ubyte.gz) or ../shared/data/mnist; skipped without it.
 # The load average is printed because the machine is shared.
 set -euo pipefail
@@ -16,5 +16,5 @@ GO=${GO:-go}
 TAGS=()
 if [ "${BLAS:-}" = openblas ]; then TAGS=(-tags openblas); fi
 echo "load average: $(cut -d' ' -f1-3 /proc/loadavg), cores: $(nproc)"
-HARMONIUM_LOGZ_BENCH=1 "$GO" test "${TAGS[@]}" -count=1 -run '^TestLogZBenchmark$' -v -timeout 3h ./rbmcore/train/ | grep -v '^=== RUN\|^--- \(PASS\|SKIP\)\|^PASS\|^ok'
+HARMONIUM_LOGZ_BENCH=1 "$GO" test "${TAGS[@]}" -count=1 -run '^TestLogZBenchmark$' -v -timeout 3h ./rbmcore/train/ | grep --line-buffered -v '^=== RUN\|^--- \(PASS\|SKIP\)\|^PASS\|^ok'
 echo "load average after: $(cut -d' ' -f1-3 /proc/loadavg)"

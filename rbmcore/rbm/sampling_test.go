@@ -86,13 +86,22 @@ func mean(x []float64) float64 {
 func TestPopulationAnnealingDetails(t *testing.T) {
 	m := paModel()
 	pa := PopulationAnnealing{Replicas: 64, Populations: 4, Seed: 3, Sweeps: 2}
-	a, err := pa.Run(context.Background(), m, nil)
+	lastDone := -1
+	a, err := pa.Run(context.Background(), m, func(done, total int) {
+		if total != 1000 || done < lastDone {
+			t.Errorf("progress %d/%d after %d", done, total, lastDone)
+		}
+		lastDone = done
+	})
 	if err != nil {
 		t.Fatal(err)
 	}
 	b, err := pa.Run(context.Background(), m, nil)
 	if err != nil {
 		t.Fatal(err)
+	}
+	if lastDone != 1000 {
+		t.Errorf("last progress %d/1000", lastDone)
 	}
 	if a.LogZ != b.LogZ || !mat.Equal(a.V, b.V) {
 		t.Errorf("same seed, different results: %v vs %v", a.LogZ, b.LogZ)

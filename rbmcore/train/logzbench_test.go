@@ -123,7 +123,6 @@ func TestLogZBenchmark(t *testing.T) {
 	if os.Getenv("HARMONIUM_LOGZ_BENCH") == "" {
 		t.Skip("set HARMONIUM_LOGZ_BENCH=1 (tests/bench_sampling.sh)")
 	}
-	ctx := context.Background()
 	images := benchEnv("LOGZ_BENCH_IMAGES", 2000)
 	seeds := benchEnv("LOGZ_BENCH_SEEDS", 10)
 	epochs := benchEnv("LOGZ_BENCH_EPOCHS", 50)
@@ -132,7 +131,19 @@ func TestLogZBenchmark(t *testing.T) {
 	load, _ := os.ReadFile("/proc/loadavg")
 	fmt.Printf("log Z benchmark: %d MNIST images (binarised at 128), binary RBM 784 × %d, %d seeds; load average %s", images, nh, seeds, load)
 
-	// Part 1: the three estimators at equal sweep budgets on one model.
+	part := os.Getenv("LOGZ_BENCH_PART") // "1" or "2": only that part
+	if part != "2" {
+		benchEstimators(t, set, nh, seeds)
+	}
+	if part != "1" {
+		benchTracking(t, set, nh, epochs)
+	}
+}
+
+// benchEstimators is part 1: the three estimators at equal sweep budgets
+// on one model.
+func benchEstimators(t *testing.T, set *data.Set, nh, seeds int) {
+	ctx := context.Background()
 	m := rbm.New(rbm.Binary(784), rbm.Binary(nh), rbm.Seed(1))
 	tr := train.Trainer{Method: train.PCD, Epochs: 10, Batch: 100, LR: 0.05, Init: train.InitSeed001, Seed: 1,
 		Monitor: train.Monitor{PLEvery: -1, ReconEvery: -1}}
@@ -157,7 +168,9 @@ func TestLogZBenchmark(t *testing.T) {
 			runs, temps int
 			run         func(seed uint64, start *mat.Dense) (float64, error)
 		}
-		aisRuns, paPop, paRep := 100, 8, 25
+		// PA: 4 independent populations of 25, so that replicas × temperatures
+		// equals AIS's runs × temperatures.
+		aisRuns, paPop, paRep := 100, 4, 25
 		ests := []est{
 			{"AIS", aisRuns, budget / aisRuns, func(seed uint64, _ *mat.Dense) (float64, error) {
 				r, err := rbm.AIS{Runs: aisRuns, Betas: rbm.SMSchedule(budget / aisRuns), Base: base, Seed: seed}.Run(ctx, m, nil)
@@ -192,7 +205,12 @@ func TestLogZBenchmark(t *testing.T) {
 		}
 	}
 
-	// Part 2: tracking log Z along a training run.
+}
+
+// benchTracking is part 2: log Z tracked along a training run against AIS
+// from scratch at every 5th epoch.
+func benchTracking(t *testing.T, set *data.Set, nh, epochs int) {
+	ctx := context.Background()
 	m2 := rbm.New(rbm.Binary(784), rbm.Binary(nh), rbm.Seed(2))
 	var models []*rbm.RBM
 	var first *rbm.RBM
@@ -214,12 +232,17 @@ func TestLogZBenchmark(t *testing.T) {
 	}
 	exacts := make([]float64, len(models))
 	for k, mk := range models {
+		var err error
 		if exacts[k], err = mk.ExactLogZ(ctx); err != nil {
 			t.Fatal(err)
 		}
 	}
 	// The tracker starts at the model after the first update, with log Z
 	// from population annealing (the weights are still small there).
+	base, err := rbm.BaseFromData(first.Visible, set.X, 1e-3)
+	if err != nil {
+		t.Fatal(err)
+	}
 	c0 := cpuSeconds()
 	pa, err := rbm.PopulationAnnealing{Base: base, Seed: 5}.Run(ctx, first, nil)
 	if err != nil {
