@@ -35,6 +35,12 @@ type LogZTracker struct {
 	// BurnIn is the number of Gibbs sweeps that produce the first samples
 	// in Start (default 1000).
 	BurnIn int
+	// MaxStdErr is the standard error of one step above which the step is
+	// redone with twice as many annealing steps, up to MaxSteps (defaults
+	// 0.05 nats and 16·Steps): models far apart (early training, sparse
+	// checkpoints) get a finer bridge, whose error bar then shows it.
+	MaxStdErr float64
+	MaxSteps  int
 	// Seed seeds the chains and bridges.
 	Seed uint64
 
@@ -84,6 +90,12 @@ func (t *LogZTracker) defaults() {
 	if t.BurnIn == 0 {
 		t.BurnIn = 1000
 	}
+	if t.MaxStdErr == 0 {
+		t.MaxStdErr = 0.05
+	}
+	if t.MaxSteps == 0 {
+		t.MaxSteps = 16 * t.Steps
+	}
 }
 
 // Next moves the tracker to model m (copied), which must have the shape of
@@ -94,36 +106,56 @@ func (t *LogZTracker) Next(ctx context.Context, m *rbm.RBM) (logZ, stdErr float6
 	if t.prev == nil {
 		return 0, 0, fmt.Errorf("train: LogZTracker.Next before Start")
 	}
-	br := rbm.Bridge{Steps: t.Steps, Seed: t.Seed + uint64(t.steps+1)*0x9e3779b97f4a7c15}
-	fwd, err := br.Run(ctx, t.prev, m, t.samples, nil)
-	if err != nil {
-		return 0, 0, fmt.Errorf("train: LogZTracker step %d: %w", t.steps+1, err)
+	if t.MaxStdErr <= 0 || t.MaxSteps < t.Steps {
+		return 0, 0, fmt.Errorf("train: LogZTracker: MaxStdErr = %v (want > 0), MaxSteps = %d (want ≥ Steps = %d)", t.MaxStdErr, t.MaxSteps, t.Steps)
 	}
-	c, err := rbm.NewChains(m, t.Chains, br.Seed^0x5a3)
-	if err != nil {
-		return 0, 0, fmt.Errorf("train: LogZTracker step %d: %w", t.steps+1, err)
-	}
-	if err := c.SetStates(fwd.EndForward, nil); err != nil {
-		return 0, 0, fmt.Errorf("train: LogZTracker step %d: %w", t.steps+1, err)
-	}
-	if err := c.Run(ctx, t.Sweeps, nil); err != nil {
-		return 0, 0, fmt.Errorf("train: LogZTracker step %d: %w", t.steps+1, err)
-	}
-	samples := mat.DenseCopyOf(c.V)
-	back, err := rbm.Bridge{Steps: t.Steps, Seed: br.Seed ^ 0xbac}.Run(ctx, m, t.prev, samples, nil)
-	if err != nil {
-		return 0, 0, fmt.Errorf("train: LogZTracker step %d: %w", t.steps+1, err)
-	}
-	d, se := rbm.BennettAcceptanceRatio(fwd.Forward, back.Forward)
-	if math.IsNaN(d) || math.IsInf(d, 0) {
-		return 0, 0, fmt.Errorf("train: LogZTracker step %d: log-ratio %v (the models are too far apart: raise Steps)", t.steps+1, d)
+	var d, se float64
+	var samples *mat.Dense
+	for steps := t.Steps; ; steps *= 2 {
+		var err error
+		if d, se, samples, err = t.step(ctx, m, steps); err != nil {
+			return 0, 0, fmt.Errorf("train: LogZTracker step %d: %w", t.steps+1, err)
+		}
+		if se <= t.MaxStdErr || 2*steps > t.MaxSteps {
+			break
+		}
 	}
 	t.logZ += d
 	t.varLogZ += se * se
 	t.prev, t.samples = m.Clone(), samples
 	t.steps++
-	t.sweeps += int64(t.Chains) * int64(2*t.Steps+t.Sweeps)
 	return t.LogZ()
+}
+
+// step estimates log(Z_m/Z_prev) with bridges of the given number of
+// steps, returning it, its standard error and the samples of m.
+func (t *LogZTracker) step(ctx context.Context, m *rbm.RBM, steps int) (d, se float64, samples *mat.Dense, err error) {
+	br := rbm.Bridge{Steps: steps, Seed: t.Seed + uint64(t.steps+1)*0x9e3779b97f4a7c15 + uint64(steps)}
+	fwd, err := br.Run(ctx, t.prev, m, t.samples, nil)
+	if err != nil {
+		return 0, 0, nil, err
+	}
+	c, err := rbm.NewChains(m, t.Chains, br.Seed^0x5a3)
+	if err != nil {
+		return 0, 0, nil, err
+	}
+	if err := c.SetStates(fwd.EndForward, nil); err != nil {
+		return 0, 0, nil, err
+	}
+	if err := c.Run(ctx, t.Sweeps, nil); err != nil {
+		return 0, 0, nil, err
+	}
+	samples = mat.DenseCopyOf(c.V)
+	back, err := rbm.Bridge{Steps: steps, Seed: br.Seed ^ 0xbac}.Run(ctx, m, t.prev, samples, nil)
+	if err != nil {
+		return 0, 0, nil, err
+	}
+	t.sweeps += int64(t.Chains) * int64(2*steps+t.Sweeps)
+	d, se = rbm.BennettAcceptanceRatio(fwd.Forward, back.Forward)
+	if math.IsNaN(d) || math.IsInf(d, 0) || math.IsNaN(se) {
+		return 0, 0, nil, fmt.Errorf("log-ratio %v ± %v (the models are too far apart: raise Steps)", d, se)
+	}
+	return d, se, samples, nil
 }
 
 // LogZ returns the current estimate and its standard error.

@@ -18,7 +18,7 @@ func TestLogZTrackingCoverage(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	seeds := 16
+	seeds := 24
 	if testing.Short() {
 		seeds = 8
 	}
