@@ -24,17 +24,20 @@ func init() {
 		"Momentum":              reflect.ValueOf(constant.MakeFromLiteral("\"momentum\"", token.STRING, 0)),
 		"PCD":                   reflect.ValueOf(constant.MakeFromLiteral("\"pcd\"", token.STRING, 0)),
 		"PT":                    reflect.ValueOf(constant.MakeFromLiteral("\"pt\"", token.STRING, 0)),
+		"PTT":                   reflect.ValueOf(constant.MakeFromLiteral("\"ptt\"", token.STRING, 0)),
 		"SGD":                   reflect.ValueOf(constant.MakeFromLiteral("\"sgd\"", token.STRING, 0)),
 		"Seed001":               reflect.ValueOf(train.Seed001),
 
 		// type definitions
-		"DivergenceError": reflect.ValueOf((*train.DivergenceError)(nil)),
-		"Gradient":        reflect.ValueOf((*train.Gradient)(nil)),
-		"History":         reflect.ValueOf((*train.History)(nil)),
-		"Monitor":         reflect.ValueOf((*train.Monitor)(nil)),
-		"Record":          reflect.ValueOf((*train.Record)(nil)),
-		"Schedule":        reflect.ValueOf((*train.Schedule)(nil)),
-		"Trainer":         reflect.ValueOf((*train.Trainer)(nil)),
-		"Update":          reflect.ValueOf((*train.Update)(nil)),
+		"DivergenceError":   reflect.ValueOf((*train.DivergenceError)(nil)),
+		"Gradient":          reflect.ValueOf((*train.Gradient)(nil)),
+		"History":           reflect.ValueOf((*train.History)(nil)),
+		"LogZTracker":       reflect.ValueOf((*train.LogZTracker)(nil)),
+		"Monitor":           reflect.ValueOf((*train.Monitor)(nil)),
+		"Record":            reflect.ValueOf((*train.Record)(nil)),
+		"Schedule":          reflect.ValueOf((*train.Schedule)(nil)),
+		"Trainer":           reflect.ValueOf((*train.Trainer)(nil)),
+		"TrajectoryOptions": reflect.ValueOf((*train.TrajectoryOptions)(nil)),
+		"Update":            reflect.ValueOf((*train.Update)(nil)),
 	}
 }

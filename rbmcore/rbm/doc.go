@@ -46,8 +46,12 @@
 //
 // NewChains returns persistent block-Gibbs chains (Run takes a context and
 // a progress callback; Beta sets the inverse temperature; ClampVisible and
-// ClampHidden fix units); NewTempering runs parallel tempering over a β
-// ladder with swap statistics. Random streams belong to fixed blocks of 4
+// ClampHidden fix units; SetStates starts them from given states);
+// NewTempering runs parallel tempering over a β ladder with swap statistics
+// and round trips, and Tempering.Adapt adapts the ladder to a target swap
+// acceptance during a burn-in. DiagnoseMixing measures autocorrelation
+// times, effective sample sizes and the Gelman–Rubin R̂ of chains and
+// warns when they look unmixed. Random streams belong to fixed blocks of 4
 // chains, so results depend only on the seed, not on the number of cores
 // (bitwise for binary and spin layers; see Chains for continuous layers
 // with OpenBLAS).
@@ -60,7 +64,11 @@
 // the same seed (Chains.Products). ExactLogZ enumerates the
 // smaller binary/spin/Potts layer (up to 2^26 states); AIS estimates log Z
 // with per-run log-weights and ±3 SEM bounds (Run forward, Reverse for the
-// upper side); PseudoLikelihood and LogLikelihood evaluate data.
+// upper side); PopulationAnnealing estimates it with resampling and error
+// bars from independent populations; Bridge estimates the ratio of the
+// partition functions of two nearby models (Bennett's acceptance ratio);
+// PseudoLikelihood (discrete, Gaussian and ReLU visible layers),
+// LogLikelihood and LogLikelihoodRows evaluate data.
 //
 // # Numerics
 //

@@ -166,8 +166,8 @@ func TestPseudoLikelihood(t *testing.T) {
 	if _, err := New(Binary(3), Binary(2)).PseudoLikelihoodContext(ctx, mat.NewDense(40, 3, nil)); err == nil {
 		t.Error("PL with a cancelled context gave no error")
 	}
-	if _, err := New(Gaussian(2), Binary(2)).PseudoLikelihood(mat.NewDense(1, 2, nil)); err == nil {
-		t.Error("PL of a gaussian visible layer gave no error")
+	if _, err := New(Poisson(2), Binary(2)).PseudoLikelihood(mat.NewDense(1, 2, nil)); err == nil {
+		t.Error("PL of a poisson visible layer gave no error")
 	}
 }
 

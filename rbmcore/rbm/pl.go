@@ -27,7 +27,7 @@ func siteValues(l Layer) ([][]float64, error) {
 		}
 		return vals, nil
 	}
-	return nil, fmt.Errorf("rbm: pseudo-likelihood needs a binary, spin or potts visible layer, not %s", l.Kind())
+	return nil, fmt.Errorf("rbm: pseudo-likelihood needs a binary, spin, potts, gaussian or relu visible layer, not %s", l.Kind())
 }
 
 // sitePL returns log P(v_i | v_{-i}) for site i of one row, given the
@@ -72,7 +72,11 @@ func (m *RBM) sitePL(v, in []float64, i int, vals [][]float64, alt, g, e []float
 // pseudo-likelihood Σ_i log P(v_i | v_{-i}) (nats per configuration: divide
 // by the number of visible units for a per-site value). Every conditional
 // is computed from the free-energy differences of the site's values, so the
-// cost is O(N q M) per row. The visible layer must be binary, spin or Potts.
+// cost is O(N q M) per row. For Gaussian and ReLU visible layers the
+// conditional density of each site is normalised by numerical quadrature
+// over the range holding its mass (about 400 evaluations of the hidden
+// CGF per site), so the value is the log of a density. Other visible layers
+// are an error.
 // It stops with DefaultContext's error when that context is cancelled.
 func (m *RBM) PseudoLikelihood(v *mat.Dense) ([]float64, error) {
 	return m.pl(DefaultContext(), nil, v)
@@ -96,11 +100,14 @@ func (m *RBM) StochasticPseudoLikelihood(rng *rand.Rand, v *mat.Dense) ([]float6
 }
 
 func (m *RBM) pl(ctx context.Context, rng *rand.Rand, v *mat.Dense) ([]float64, error) {
+	d, rows := rowsData(v, Width(m.Visible), "visible batch")
+	if k := m.Visible.Kind(); k == "gaussian" || k == "relu" {
+		return m.plContinuous(ctx, rng, d, rows)
+	}
 	vals, err := siteValues(m.Visible)
 	if err != nil {
 		return nil, err
 	}
-	d, rows := rowsData(v, Width(m.Visible), "visible batch")
 	n, nv, nh := m.Visible.Len(), Width(m.Visible), Width(m.Hidden)
 	in := make([]float64, rows*nh)
 	gemm(d, rows, m.W.RawMatrix(), false, in)

@@ -23,6 +23,7 @@ type Tempering struct {
 
 	rng   *rand.Rand
 	steps int
+	trips walkers
 }
 
 // NewTempering returns a parallel-tempering sampler of m with b chains per
@@ -99,6 +100,7 @@ func (t *Tempering) swap() error {
 		}
 	}
 	b := t.Replicas[0].Len()
+	t.trips.ensure(len(t.Replicas), b)
 	for k := t.steps % 2; k+1 < len(t.Replicas); k += 2 {
 		lo, hi := t.Replicas[k], t.Replicas[k+1]
 		d := t.Betas[k] - t.Betas[k+1]
@@ -109,10 +111,12 @@ func (t *Tempering) swap() error {
 				t.Accepted[k]++
 				swapRows(lo.V.RawRowView(r), hi.V.RawRowView(r))
 				swapRows(lo.H.RawRowView(r), hi.H.RawRowView(r))
+				t.trips.swap(k, r)
 			}
 		}
 	}
 	t.steps++
+	t.trips.visit(t.steps)
 	return nil
 }
 

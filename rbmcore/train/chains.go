@@ -74,6 +74,7 @@ type sampler struct {
 	visCert    *bernoulli.Certificate
 	recomputed atomic.Int64
 	pt         *rbm.Tempering
+	ptt        *trajectory
 	// Exact: every visible state and its probability
 	states  *mat.Dense
 	weights []float64
@@ -117,6 +118,11 @@ func newSampler(t *Trainer, m *rbm.RBM, p *products, neg *phase) (*sampler, erro
 		if err == nil {
 			s.neg = newPhase(nil, t.Chains, nv, nh, t.Float32, -1)
 		}
+	case PTT:
+		s.ptt, err = newTrajectory(t, m)
+		if err == nil {
+			s.neg = newPhase(nil, t.Chains, nv, nh, t.Float32, -1)
+		}
 	case Exact:
 		s.states, err = allStates(m.Visible)
 		if err == nil {
@@ -124,7 +130,7 @@ func newSampler(t *Trainer, m *rbm.RBM, p *products, neg *phase) (*sampler, erro
 			s.neg = newPhase(s.states.RawMatrix().Data, rows, nv, nh, t.Float32, -1)
 		}
 	default:
-		return nil, fmt.Errorf("train: unknown Method %q (want cd, pcd, pt or exact)", t.Method)
+		return nil, fmt.Errorf("train: unknown Method %q (want cd, pcd, pt, ptt or exact)", t.Method)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("train: %w", err)
@@ -364,7 +370,7 @@ func allStates(l rbm.Layer) (*mat.Dense, error) {
 	return x, nil
 }
 
-// modelPhase sets the model phase s.neg for PT and Exact (CD and PCD
+// modelPhase sets the model phase s.neg for PT, PTT and Exact (CD and PCD
 // run sweep instead).
 func (s *sampler) modelPhase(ctx context.Context, k int) error {
 	switch s.method {
@@ -374,6 +380,12 @@ func (s *sampler) modelPhase(ctx context.Context, k int) error {
 		}
 		top := s.pt.Replicas[len(s.pt.Replicas)-1]
 		copy(s.neg.v.f, top.V.RawMatrix().Data)
+		return s.neg.fill(s.p)
+	case PTT:
+		if err := s.ptt.run(ctx, k); err != nil {
+			return err
+		}
+		copy(s.neg.v.f, s.ptt.chains[len(s.ptt.chains)-1].V.RawMatrix().Data)
 		return s.neg.fill(s.p)
 	case Exact:
 		f := s.m.FreeEnergy(s.states)
@@ -399,8 +411,11 @@ func (s *sampler) modelPhase(ctx context.Context, k int) error {
 }
 
 // swapRate returns the overall acceptance rate of replica swaps (NaN
-// without PT).
+// without PT or PTT).
 func (s *sampler) swapRate() float64 {
+	if s.ptt != nil {
+		return s.ptt.rate()
+	}
 	if s.pt == nil {
 		return math.NaN()
 	}
@@ -431,11 +446,13 @@ func (s *sampler) chainMean() float64 {
 }
 
 // chainStates returns views of the visible states of the persistent chains
-// (PCD: one slice, PT: one per β, ascending).
+// (PCD: one slice, PT: one per β, ascending; PTT: the current model's).
 func (s *sampler) chainStates() [][]float64 {
 	switch {
 	case s.method == PCD:
 		return [][]float64{s.neg.v.f}
+	case s.ptt != nil:
+		return [][]float64{s.ptt.chains[len(s.ptt.chains)-1].V.RawMatrix().Data}
 	case s.pt != nil:
 		var out [][]float64
 		for _, c := range s.pt.Replicas {

@@ -81,5 +81,5 @@ func ExampleHistory_Plot() {
 	fmt.Println(err)
 	// Output:
 	// epoch | pl, recon
-	// train: unknown history column "accuracy" (want one of seconds, k, lr, pl, recon, loglik, loglik_low, loglik_high, weight_norm, max_weight, grad_norm, chain_mean, swap_rate, update_pl)
+	// train: unknown history column "accuracy" (want one of seconds, k, lr, pl, recon, loglik, loglik_low, loglik_high, weight_norm, max_weight, grad_norm, chain_mean, swap_rate, logz, update_pl)
 }

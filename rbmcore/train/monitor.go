@@ -37,6 +37,12 @@ type Monitor struct {
 	// runs over AISBetas inverse temperatures (defaults 100 and 10000).
 	LogLikEvery       int
 	AISRuns, AISBetas int
+	// Track, when set, measures the log-likelihood of LogLikEvery by
+	// tracking log Z from the model at the start of Fit or Resume (exact
+	// when enumerable, else population annealing) through every measured
+	// epoch with Track (see LogZTracker) instead of AIS from scratch. Track
+	// is used and updated in place: its ChainSweeps is the cost.
+	Track *LogZTracker
 	// UpdatePL, when positive, also measures the pseudo-likelihood after
 	// every update on UpdatePL random evaluation rows (seed 001 Fig. 5a uses
 	// 100) into History.UpdatePL.
@@ -69,6 +75,9 @@ type Record struct {
 	// rows; LogLikLow and LogLikHigh bound it (equal for the exact value,
 	// ±3 standard errors of AIS).
 	LogLik, LogLikLow, LogLikHigh float64
+	// LogZ is the log Z behind LogLik and LogZStdErr its standard error
+	// when Monitor.Track measured it (NaN otherwise).
+	LogZ, LogZStdErr float64
 	// WeightNorm is the Frobenius norm of W, MaxWeight the largest |w|.
 	WeightNorm, MaxWeight float64
 	// GradNorm is the mean norm of the weight part of the ascent direction.
@@ -88,7 +97,7 @@ type History struct {
 
 // Columns lists the names accepted by History.Column and History.Plot.
 var Columns = []string{"seconds", "k", "lr", "pl", "recon", "loglik", "loglik_low", "loglik_high",
-	"weight_norm", "max_weight", "grad_norm", "chain_mean", "swap_rate", "update_pl"}
+	"weight_norm", "max_weight", "grad_norm", "chain_mean", "swap_rate", "logz", "update_pl"}
 
 // Column returns the named column (see Columns) against the epoch, or for
 // "update_pl" against the update number, skipping unmeasured (NaN) entries.
@@ -106,7 +115,7 @@ func (h *History) Column(name string) (x, y []float64, err error) {
 		"loglik_low": func(r Record) float64 { return r.LogLikLow }, "loglik_high": func(r Record) float64 { return r.LogLikHigh },
 		"weight_norm": func(r Record) float64 { return r.WeightNorm }, "max_weight": func(r Record) float64 { return r.MaxWeight },
 		"grad_norm": func(r Record) float64 { return r.GradNorm }, "chain_mean": func(r Record) float64 { return r.ChainMean },
-		"swap_rate": func(r Record) float64 { return r.SwapRate },
+		"swap_rate": func(r Record) float64 { return r.SwapRate }, "logz": func(r Record) float64 { return r.LogZ },
 	}[name]
 	if get == nil {
 		return nil, nil, fmt.Errorf("train: unknown history column %q (want one of %s)", name, strings.Join(Columns, ", "))
@@ -218,7 +227,7 @@ func due(every, epoch, last int) bool {
 func (mo *monitor) endOfEpoch(ctx context.Context, r *run, k int, lr, grad float64) (Record, error) {
 	nan := math.NaN()
 	rec := Record{Epoch: r.epoch, Updates: r.updates, Seconds: r.elapsed + time.Since(r.start).Seconds(), K: k, LR: lr,
-		PseudoLikelihood: nan, ReconError: nan, LogLik: nan, LogLikLow: nan, LogLikHigh: nan,
+		PseudoLikelihood: nan, ReconError: nan, LogLik: nan, LogLikLow: nan, LogLikHigh: nan, LogZ: nan, LogZStdErr: nan,
 		GradNorm: grad, ChainMean: r.smp.chainMean(), SwapRate: r.smp.swapRate()}
 	for _, w := range r.m.W.RawMatrix().Data {
 		rec.WeightNorm += w * w
@@ -234,12 +243,48 @@ func (mo *monitor) endOfEpoch(ctx context.Context, r *run, k int, lr, grad float
 	if due(mo.cfg.ReconEvery, r.epoch, r.t.Epochs) {
 		rec.ReconError = reconError(r.m, mo.eval)
 	}
-	if due(mo.cfg.LogLikEvery, r.epoch, r.t.Epochs) {
+	if due(mo.cfg.LogLikEvery, r.epoch, r.t.Epochs) && mo.cfg.Track != nil {
+		if err := mo.tracked(ctx, r, &rec); err != nil {
+			return rec, fmt.Errorf("train: epoch %d: log Z tracking: %w", r.epoch, err)
+		}
+	} else if due(mo.cfg.LogLikEvery, r.epoch, r.t.Epochs) {
 		if rec.LogLik, rec.LogLikLow, rec.LogLikHigh, err = logLikelihood(ctx, r.m, mo.eval, r.set, mo.cfg, r.t.Seed+uint64(r.epoch)); err != nil {
 			return rec, fmt.Errorf("train: epoch %d: log-likelihood: %w", r.epoch, err)
 		}
 	}
 	return rec, nil
+}
+
+// startTracking starts Monitor.Track at the current model (see
+// Monitor.Track); it does nothing without it.
+func (mo *monitor) startTracking(ctx context.Context, r *run) error {
+	if mo.cfg.Track == nil || mo.cfg.LogLikEvery <= 0 {
+		return nil
+	}
+	z, se, err := startLogZ(ctx, r.m, r.set.X, r.t.Seed^0x7a4c)
+	if err == nil {
+		err = mo.cfg.Track.Start(ctx, r.m, z, se)
+	}
+	if err != nil {
+		return fmt.Errorf("train: starting log Z tracking: %w", err)
+	}
+	return nil
+}
+
+// tracked moves Monitor.Track to the current model and fills the
+// likelihood fields of rec.
+func (mo *monitor) tracked(ctx context.Context, r *run, rec *Record) error {
+	z, se, err := mo.cfg.Track.Next(ctx, r.m)
+	if err != nil {
+		return err
+	}
+	ll, err := r.m.LogLikelihood(mo.eval, z)
+	if err != nil {
+		return err
+	}
+	rec.LogZ, rec.LogZStdErr = z, se
+	rec.LogLik, rec.LogLikLow, rec.LogLikHigh = ll, ll-3*se, ll+3*se
+	return nil
 }
 
 // reconError returns the mean squared error per unit of E[v | E[h|v]].

@@ -1,5 +1,6 @@
-// Package train fits RBMs to data the way the seed papers do: CD-k, PCD and
-// PCD with parallel tempering (or the exact model average for small models),
+// Package train fits RBMs to data the way the seed papers do: CD-k, PCD,
+// PCD with parallel tempering or with parallel trajectory tempering (PTT),
+// or the exact model average for small models,
 // minibatch stochastic gradient ascent with per-epoch shuffling, the SGD,
 // momentum and Adam optimisers, constant / seed-001 / user-defined
 // schedules, L2 and L1 weight penalties, seed 000's λ₁² penalty, L2 on the
@@ -10,9 +11,9 @@
 //
 // A Trainer is a plain struct: set its fields and call Fit. Fit reports
 // progress through callbacks, records a History (held-out pseudo-likelihood,
-// reconstruction error, AIS log-likelihood, weight norms, chain statistics)
-// with plot helpers, stops early, detects divergence (the last good
-// parameters are kept), stops within one minibatch when its context is
+// reconstruction error, log-likelihood by AIS or by log Z tracked across
+// epochs, weight norms, chain statistics) with plot helpers, stops early,
+// detects divergence (the last good parameters are kept), stops within one minibatch when its context is
 // cancelled (the model is left at the last completed update) and can write
 // checkpoints that Resume continues from.
 //
@@ -48,7 +49,7 @@ import (
 // Trainer configures a training run. The zero value of every field is a
 // usable default (noted per field); only the model and data are required.
 type Trainer struct {
-	// Method is CD, PCD (default), PT or Exact.
+	// Method is CD, PCD (default), PT, PTT or Exact.
 	Method string
 	// K is the number of Gibbs sweeps per update (default 1); the Schedule
 	// may change it per epoch.
@@ -59,6 +60,8 @@ type Trainer struct {
 	// Betas is the increasing ladder of inverse temperatures for PT, ending
 	// at 1 (default 0.25, 0.5, 0.75, 1).
 	Betas []float64
+	// Trajectory configures PTT (parallel trajectory tempering).
+	Trajectory TrajectoryOptions
 	// Epochs is the number of passes over the data (default 10).
 	Epochs int
 	// Batch is the minibatch size (default 100).
@@ -548,6 +551,9 @@ func (r *run) prepare() error {
 func (r *run) loop(ctx context.Context) (*History, error) {
 	r.start = time.Now()
 	defer r.settleWeights()
+	if err := r.monitor.startTracking(ctx, r); err != nil {
+		return r.hist, err
+	}
 	perEpoch := (r.set.Len() + r.t.Batch - 1) / r.t.Batch
 	total := r.t.Epochs * perEpoch
 	for r.epoch < r.t.Epochs {

@@ -1,0 +1,302 @@
+package train_test
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"os"
+	"path/filepath"
+	"strconv"
+	"syscall"
+	"testing"
+	"time"
+
+	"gonum.org/v1/gonum/mat"
+
+	"github.com/harmonium-rbm/harmonium/rbmcore/data"
+	"github.com/harmonium-rbm/harmonium/rbmcore/rbm"
+	"github.com/harmonium-rbm/harmonium/rbmcore/train"
+)
+
+// The log Z benchmark (tests/bench_sampling.sh) runs only when
+// HARMONIUM_LOGZ_BENCH=1. Sizes: LOGZ_BENCH_IMAGES (training images,
+// default 2000), LOGZ_BENCH_SEEDS (repetitions, default 10),
+// LOGZ_BENCH_EPOCHS (tracked run, default 50), LOGZ_BENCH_HIDDEN (default
+// 20). MNIST comes from HARMONIUM_MNIST (a directory holding
+// t10k-images-idx3-ubyte.gz) or ../shared/data/mnist.
+func benchEnv(name string, def int) int {
+	if v, err := strconv.Atoi(os.Getenv(name)); err == nil && v > 0 {
+		return v
+	}
+	return def
+}
+
+func cpuSeconds() float64 {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return math.NaN()
+	}
+	return float64(ru.Utime.Sec+ru.Stime.Sec) + float64(ru.Utime.Usec+ru.Stime.Usec)*1e-6
+}
+
+func loadMNIST(t *testing.T, limit int) *data.Set {
+	dir := os.Getenv("HARMONIUM_MNIST")
+	if dir == "" {
+		dir = filepath.Join("..", "..", "..", "shared", "data", "mnist")
+	}
+	path := filepath.Join(dir, "t10k-images-idx3-ubyte.gz")
+	if _, err := os.Stat(path); err != nil {
+		t.Skipf("no MNIST at %s (set HARMONIUM_MNIST): %v", path, err)
+	}
+	set, err := data.LoadIDX(path, data.IDXOptions{Binarize: true, Threshold: 128, Limit: limit})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return set
+}
+
+// exactSampler returns a function drawing n exact samples of a binary ×
+// binary model by enumerating the hidden layer (once): h from
+// P(h) ∝ exp(−U_h(h) + Σ_i Γ_i((Wh)_i)), then v | h.
+func exactSampler(t *testing.T, m *rbm.RBM) func(n int, seed uint64) *mat.Dense {
+	nh := m.Hidden.Len()
+	total := 1 << nh
+	lw := make([]float64, total)
+	const chunk = 4096
+	for s0 := 0; s0 < total; s0 += chunk {
+		rows := min(chunk, total-s0)
+		h := mat.NewDense(rows, nh, nil)
+		for r := 0; r < rows; r++ {
+			for j := 0; j < nh; j++ {
+				h.Set(r, j, float64((s0+r)>>j&1))
+			}
+		}
+		in := m.VisibleInput(h)
+		g, e := make([]float64, rows), make([]float64, rows)
+		m.Visible.CGF(in.RawMatrix().Data, g)
+		m.Hidden.Energy(h.RawMatrix().Data, e)
+		for r := 0; r < rows; r++ {
+			lw[s0+r] = g[r] - e[r]
+		}
+	}
+	mx := math.Inf(-1)
+	for _, x := range lw {
+		mx = math.Max(mx, x)
+	}
+	cum := make([]float64, total)
+	s := 0.0
+	for k, x := range lw {
+		s += math.Exp(x - mx)
+		cum[k] = s
+	}
+	return func(n int, seed uint64) *mat.Dense {
+		rng := rbm.NewRNG(seed, 77)
+		h := mat.NewDense(n, nh, nil)
+		for r := 0; r < n; r++ {
+			u := rng.Float64() * s
+			lo, hi := 0, total-1
+			for lo < hi {
+				mid := (lo + hi) / 2
+				if cum[mid] < u {
+					lo = mid + 1
+				} else {
+					hi = mid
+				}
+			}
+			for j := 0; j < nh; j++ {
+				h.Set(r, j, float64(lo>>j&1))
+			}
+		}
+		v, err := m.SampleVisible(rng, h)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return v
+	}
+}
+
+// TestLogZBenchmark compares AIS, reverse AIS (from exact samples) and
+// population annealing at equal numbers of Gibbs sweeps on a binary RBM
+// trained on MNIST with an enumerable hidden layer, and log Z tracking
+// along a training run against AIS from scratch every 5th epoch.
+func TestLogZBenchmark(t *testing.T) {
+	if os.Getenv("HARMONIUM_LOGZ_BENCH") == "" {
+		t.Skip("set HARMONIUM_LOGZ_BENCH=1 (tests/bench_sampling.sh)")
+	}
+	images := benchEnv("LOGZ_BENCH_IMAGES", 2000)
+	seeds := benchEnv("LOGZ_BENCH_SEEDS", 10)
+	epochs := benchEnv("LOGZ_BENCH_EPOCHS", 50)
+	nh := benchEnv("LOGZ_BENCH_HIDDEN", 20)
+	set := loadMNIST(t, images)
+	load, _ := os.ReadFile("/proc/loadavg")
+	fmt.Printf("log Z benchmark: %d MNIST images (binarised at 128), binary RBM 784 × %d, %d seeds; load average %s", images, nh, seeds, load)
+
+	part := os.Getenv("LOGZ_BENCH_PART") // "1" or "2": only that part
+	if part != "2" {
+		benchEstimators(t, set, nh, seeds)
+	}
+	if part != "1" {
+		benchTracking(t, set, nh, epochs)
+	}
+}
+
+// benchEstimators is part 1: the three estimators at equal sweep budgets
+// on one model.
+func benchEstimators(t *testing.T, set *data.Set, nh, seeds int) {
+	ctx := context.Background()
+	m := rbm.New(rbm.Binary(784), rbm.Binary(nh), rbm.Seed(1))
+	tr := train.Trainer{Method: train.PCD, Epochs: 10, Batch: 100, LR: 0.05, Init: train.InitSeed001, Seed: 1,
+		Monitor: train.Monitor{PLEvery: -1, ReconEvery: -1}}
+	if _, err := tr.Fit(ctx, m, set); err != nil {
+		t.Fatal(err)
+	}
+	t0 := time.Now()
+	exact, err := m.ExactLogZ(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fmt.Printf("model trained 10 epochs (PCD); exact log Z = %.4f (%.1f s)\n", exact, time.Since(t0).Seconds())
+	base, err := rbm.BaseFromData(m.Visible, set.X, 1e-3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	exactSamples := exactSampler(t, m)
+	fmt.Printf("%-12s %10s %8s %8s %10s %10s %10s\n", "estimator", "sweeps", "runs", "temps", "RMS err", "mean err", "cpu s/run")
+	for _, budget := range []int{10000, 50000, 250000} {
+		type est struct {
+			name        string
+			runs, temps int
+			run         func(seed uint64, start *mat.Dense) (float64, error)
+		}
+		// PA: 4 independent populations of 25, so that replicas × temperatures
+		// equals AIS's runs × temperatures.
+		aisRuns, paPop, paRep := 100, 4, 25
+		ests := []est{
+			{"AIS", aisRuns, budget / aisRuns, func(seed uint64, _ *mat.Dense) (float64, error) {
+				r, err := rbm.AIS{Runs: aisRuns, Betas: rbm.SMSchedule(budget / aisRuns), Base: base, Seed: seed}.Run(ctx, m, nil)
+				return r.LogZ, err
+			}},
+			{"reverse AIS", aisRuns, budget / aisRuns, func(seed uint64, start *mat.Dense) (float64, error) {
+				r, err := rbm.AIS{Runs: aisRuns, Betas: rbm.SMSchedule(budget / aisRuns), Base: base, Seed: seed}.Reverse(ctx, m, start, nil)
+				return r.LogZ, err
+			}},
+			{"PA", paPop * paRep, budget / (paPop * paRep), func(seed uint64, _ *mat.Dense) (float64, error) {
+				r, err := rbm.PopulationAnnealing{Replicas: paRep, Populations: paPop, Betas: rbm.SMSchedule(budget / (paPop * paRep)), Base: base, Seed: seed}.Run(ctx, m, nil)
+				return r.LogZ, err
+			}},
+		}
+		for _, e := range ests {
+			var sq, sum, cpu float64
+			for s := 0; s < seeds; s++ {
+				var start *mat.Dense
+				if e.name == "reverse AIS" { // exact samples: not part of the budget
+					start = exactSamples(aisRuns, uint64(s))
+				}
+				c0 := cpuSeconds()
+				z, err := e.run(uint64(1000*budget+s), start)
+				cpu += cpuSeconds() - c0
+				if err != nil {
+					t.Fatal(err)
+				}
+				sq += (z - exact) * (z - exact)
+				sum += z - exact
+			}
+			fmt.Printf("%-12s %10d %8d %8d %10.4f %10.4f %10.2f\n", e.name, budget, e.runs, e.temps, math.Sqrt(sq/float64(seeds)), sum/float64(seeds), cpu/float64(seeds))
+		}
+	}
+
+}
+
+// benchTracking is part 2: log Z tracked along a training run against AIS
+// from scratch at every 5th epoch.
+func benchTracking(t *testing.T, set *data.Set, nh, epochs int) {
+	ctx := context.Background()
+	m2 := rbm.New(rbm.Binary(784), rbm.Binary(nh), rbm.Seed(2))
+	var models, all []*rbm.RBM // every 5th epoch, every epoch
+	var first *rbm.RBM
+	tr2 := train.Trainer{Method: train.PCD, Epochs: epochs, Batch: 100, LR: 0.05, Init: train.InitSeed001, Seed: 2,
+		Monitor: train.Monitor{PLEvery: -1, ReconEvery: -1},
+		OnUpdate: func(u train.Update) {
+			if first == nil {
+				first = m2.Clone()
+			}
+		},
+		OnEpoch: func(r train.Record) bool {
+			all = append(all, m2.Clone())
+			if r.Epoch%5 == 0 {
+				models = append(models, all[len(all)-1])
+			}
+			return true
+		}}
+	if _, err := tr2.Fit(ctx, m2, set); err != nil {
+		t.Fatal(err)
+	}
+	exacts := make([]float64, len(models))
+	for k, mk := range models {
+		var err error
+		if exacts[k], err = mk.ExactLogZ(ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// The tracker starts at the model after the first update, with log Z
+	// from population annealing (the weights are still small there).
+	base, err := rbm.BaseFromData(first.Visible, set.X, 1e-3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c0 := cpuSeconds()
+	pa, err := rbm.PopulationAnnealing{Base: base, Seed: 5}.Run(ctx, first, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The first model is close to independent sites: a short burn-in.
+	tk := &train.LogZTracker{Seed: 3, BurnIn: 200}
+	if err := tk.Start(ctx, first, pa.LogZ, pa.StdErr); err != nil {
+		t.Fatal(err)
+	}
+	paSweeps := int64(pa.Sweeps) * 8000
+	// The tracker steps through every epoch's model (the checkpoints of
+	// the run); the estimates at every 5th epoch are compared.
+	var tSq float64
+	var tracked, tse []float64
+	for e, mk := range all {
+		z, se, err := tk.Next(ctx, mk)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if (e+1)%5 == 0 {
+			k := len(tracked)
+			tracked, tse = append(tracked, z), append(tse, se)
+			tSq += (z - exacts[k]) * (z - exacts[k])
+		}
+	}
+	trackCPU := cpuSeconds() - c0
+	trackSweeps := tk.ChainSweeps() + paSweeps
+	fmt.Printf("\nlog Z along a %d-epoch PCD run (every 5th epoch, %d checkpoints):\n", epochs, len(models))
+	fmt.Printf("%-28s %12s %10s %10s\n", "method", "chain sweeps", "cpu s", "RMS err")
+	fmt.Printf("%-28s %12d %10.1f %10.4f\n", "tracking every epoch (BAR)", trackSweeps, trackCPU, math.Sqrt(tSq/float64(len(models))))
+	aisRows := make([][]float64, 0)
+	for _, betas := range []int{1000, 10000} {
+		c0 := cpuSeconds()
+		var sq float64
+		var zs []float64
+		for k, mk := range models {
+			b, err := rbm.BaseFromData(mk.Visible, set.X, 1e-3)
+			if err != nil {
+				t.Fatal(err)
+			}
+			r, err := rbm.AIS{Runs: 100, Steps: betas, Base: b, Seed: uint64(k + 1)}.Run(ctx, mk, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			sq += (r.LogZ - exacts[k]) * (r.LogZ - exacts[k])
+			zs = append(zs, r.LogZ)
+		}
+		aisRows = append(aisRows, zs)
+		fmt.Printf("%-28s %12d %10.1f %10.4f\n", fmt.Sprintf("AIS from scratch, %d betas", betas), int64(100*betas*len(models)), cpuSeconds()-c0, math.Sqrt(sq/float64(len(models))))
+	}
+	fmt.Printf("\n%6s %12s %18s %12s %12s\n", "epoch", "exact", "tracked ± SE", "AIS 1000", "AIS 10000")
+	for k := range models {
+		fmt.Printf("%6d %12.4f %10.4f ± %.4f %12.4f %12.4f\n", 5*(k+1), exacts[k], tracked[k], tse[k], aisRows[0][k], aisRows[1][k])
+	}
+}

@@ -1,0 +1,20 @@
+#!/usr/bin/env bash
+# log Z estimators (issue 19), on binary RBMs trained on MNIST with an
+# enumerable hidden layer (exact log Z by summing over the 2^M hidden states):
+#  1. RMS error of AIS, reverse AIS (from exact samples) and population
+#     annealing at equal numbers of Gibbs sweeps (three budgets, ≥ 10 seeds),
+#     with the CPU seconds each took;
+#  2. log Z tracked along a PCD run (Bennett acceptance ratio between
+#     checkpoints, every 5th epoch) against AIS from scratch: cost and RMS error.
+# Sizes: LOGZ_BENCH_IMAGES (2000), LOGZ_BENCH_SEEDS (10), LOGZ_BENCH_EPOCHS (50),
+# LOGZ_BENCH_HIDDEN (20); LOGZ_BENCH_PART=1 or 2 runs one part. MNIST: HARMONIUM_MNIST (directory with
+# t10k-images-idx3-ubyte.gz) or ../shared/data/mnist; skipped without it.
+# The load average is printed because the machine is shared.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+GO=${GO:-go}
+TAGS=()
+if [ "${BLAS:-}" = openblas ]; then TAGS=(-tags openblas); fi
+echo "load average: $(cut -d' ' -f1-3 /proc/loadavg), cores: $(nproc)"
+HARMONIUM_LOGZ_BENCH=1 "$GO" test "${TAGS[@]}" -count=1 -run '^TestLogZBenchmark$' -v -timeout 3h ./rbmcore/train/ | grep --line-buffered -v '^=== RUN\|^--- \(PASS\|SKIP\)\|^PASS\|^ok'
+echo "load average after: $(cut -d' ' -f1-3 /proc/loadavg)"
