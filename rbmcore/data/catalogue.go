@@ -340,11 +340,11 @@ func loadChecked(ctx context.Context, imgPath, lblPath string, files [2]idxFile,
 // project's excerpt of it): IDX magic number and dimensions first, then the
 // size and SHA-256 of the whole decompressed content. Every error names path.
 func verifyIDX(ctx context.Context, path string, f idxFile) error {
-	r, closeFn, _, err := openMaybeGzip(path)
+	r, file, err := openIDX(path)
 	if err != nil {
 		return err
 	}
-	defer closeFn()
+	defer file.Close()
 	nd := len(f.dims)
 	head := make([]byte, 4+4*nd)
 	if n, err := io.ReadFull(r, head); err != nil {
