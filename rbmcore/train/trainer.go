@@ -267,8 +267,8 @@ func (t Trainer) withDefaults() (Trainer, error) {
 		return t, fmt.Errorf("train: Pseudocount = %v, want a finite value ≥ 0 (0: the Init's default)", t.Pseudocount)
 	case t.StopMetric != "pl" && t.StopMetric != "loglik" && t.StopMetric != "recon":
 		return t, fmt.Errorf("train: StopMetric %q, want pl, loglik or recon", t.StopMetric)
-	case t.Method != CD && t.Method != PCD && t.Method != PT && t.Method != Exact:
-		return t, fmt.Errorf("train: unknown Method %q (want cd, pcd, pt or exact)", t.Method)
+	case t.Method != CD && t.Method != PCD && t.Method != PT && t.Method != PTT && t.Method != Exact:
+		return t, fmt.Errorf("train: unknown Method %q (want cd, pcd, pt, ptt or exact)", t.Method)
 	case t.Init != "" && t.Init != InitSeed001 && t.Init != InitSeed000:
 		return t, fmt.Errorf("train: unknown Init %q (want %q or %q)", t.Init, InitSeed001, InitSeed000)
 	}

@@ -75,7 +75,10 @@ func TestPTTTrains(t *testing.T) {
 		}
 	}
 	t.Logf("exact log-likelihood: PCD %.3f, PTT %.3f (uniform %.3f)", ll[PCD], ll[PTT], -9*math.Log(2))
-	if ll[PTT] < ll[PCD]-0.5 || ll[PTT] < -9*math.Log(2)+1 {
+	// One nat of slack: the two runs' log-likelihoods move by ~0.6 nat between
+	// the OpenBLAS and pure-Go products (different rounding, different chains);
+	// a PTT that does not learn stays near the uniform model's −6.24.
+	if ll[PTT] < ll[PCD]-1 || ll[PTT] < -9*math.Log(2)+1 {
 		t.Errorf("PTT reaches %.3f, PCD %.3f", ll[PTT], ll[PCD])
 	}
 	if _, err := (&Trainer{Method: PTT, Trajectory: TrajectoryOptions{Acceptance: 2}}).Fit(context.Background(), rbm.New(rbm.Binary(9), rbm.Binary(2)), set); err == nil {
