@@ -6,6 +6,7 @@ require github.com/traefik/yaegi v0.16.1
 
 require (
 	github.com/go-zeromq/zmq4 v0.17.0
+	golang.org/x/sys v0.48.0
 	gonum.org/v1/gonum v0.17.0
 	gonum.org/v1/netlib v0.0.0-20190313105609-8cb42192e0e0
 	gonum.org/v1/plot v0.17.0

@@ -21,9 +21,6 @@ func init() {
 		"run NOTEBOOK.ipynb [-o OUT.ipynb] [--allow-errors] | SCRIPT.go\n                                execute a notebook (outputs written back) or a script headlessly"}
 }
 
-// runCommand implements `harmonium run ARGS` and returns the exit status.
-func runCommand(args []string) int { return runMain(args, os.Stdout, os.Stderr) }
-
 // runMain executes a notebook or a script with one lang session.
 func runMain(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("harmonium run", flag.ContinueOnError)

@@ -157,13 +157,13 @@ func (o SampleOptions) withDefaults(m *Model, target int) (SampleOptions, error)
 	case target < 0 || target >= m.st.Len():
 		return o, fmt.Errorf("target structure %d, want a structure in [0, %d)", target, m.st.Len())
 	case o.Sequences < 0:
-		return o, fmt.Errorf("Sequences = %d, want ≥ 0", o.Sequences)
+		return o, fmt.Errorf("option Sequences = %d, want ≥ 0", o.Sequences)
 	case !(o.Threshold >= 0 && o.Threshold < 1):
-		return o, fmt.Errorf("Threshold = %v, want a value in [0, 1)", o.Threshold)
+		return o, fmt.Errorf("option Threshold = %v, want a value in [0, 1)", o.Threshold)
 	case !(o.Beta >= 0) || math.IsInf(o.Beta, 0):
-		return o, fmt.Errorf("Beta = %v, want a finite value ≥ 0", o.Beta)
+		return o, fmt.Errorf("option Beta = %v, want a finite value ≥ 0", o.Beta)
 	case o.Interval < 0 || o.BurnIn < 0 || o.Chains < 0 || o.Workers < 0:
-		return o, fmt.Errorf("Interval = %d, BurnIn = %d, Chains = %d, Workers = %d: want values ≥ 0",
+		return o, fmt.Errorf("options Interval = %d, BurnIn = %d, Chains = %d, Workers = %d: want values ≥ 0",
 			o.Interval, o.BurnIn, o.Chains, o.Workers)
 	}
 	if o.Sequences == 0 {

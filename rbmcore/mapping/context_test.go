@@ -1,3 +1,5 @@
+//lint:file-ignore SA1012 these tests check what a nil context means to the functions that accept one.
+
 package mapping
 
 import (
@@ -58,7 +60,7 @@ func TestDefaultContext(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
 	prev := rbm.SetDefaultContext(func() context.Context { return ctx })
-	defer rbm.SetDefaultContext(prev)
+	defer func() { rbm.SetDefaultContext(prev) }()
 	for name, call := range calls {
 		if err := call(); !errors.Is(err, context.Canceled) {
 			t.Errorf("%s with a cancelled default context: err = %v, want context.Canceled", name, err)

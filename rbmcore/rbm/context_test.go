@@ -1,3 +1,5 @@
+//lint:file-ignore SA1012 these tests check what a nil context means to the functions that accept one.
+
 package rbm
 
 import (

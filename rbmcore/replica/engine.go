@@ -406,7 +406,7 @@ func (e *engine) newton(ctx context.Context, tol float64, maxIter int) (int, err
 		if !accepted {
 			copy(e.z[:n], z0)
 			_, _, res = e.eval()
-			return it, fmt.Errorf("Newton line search failed at step %d (residual %.3g)", it, res)
+			return it, fmt.Errorf("line search of Newton's method failed at step %d (residual %.3g)", it, res)
 		}
 	}
 	if res < tol {

@@ -119,7 +119,7 @@ func (c *checkpoint) check() error {
 	case c.Epoch < 0 || c.Updates < 0 || c.OptT < 0:
 		return fmt.Errorf("negative count (Epoch %d, Updates %d, optimiser step %d)", c.Epoch, c.Updates, c.OptT)
 	case !(c.Elapsed >= 0) || math.IsInf(c.Elapsed, 0):
-		return fmt.Errorf("Elapsed = %v seconds", c.Elapsed)
+		return fmt.Errorf("elapsed time = %v seconds", c.Elapsed)
 	case len(c.Names) != len(c.Params):
 		return fmt.Errorf("%d parameter names for %d parameter slices", len(c.Names), len(c.Params))
 	case c.BestAt < -1 || c.BestAt >= len(c.History.Records):

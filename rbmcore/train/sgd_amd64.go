@@ -1,3 +1,5 @@
+//go:build amd64 && !purego
+
 package train
 
 import (
@@ -46,6 +48,8 @@ func sgdShadowAVX2(w, d []float64, w32 []float32, absRow []float64, rows, n int,
 // sgdConsts holds the constants read by sgdShadowAVX2, each in the 4
 // lanes of a YMM register, in the order of the offsets defined in
 // sgd_amd64.s: the mask that clears the sign bit, 1, −1.
+//
+//lint:ignore U1000 read by the kernels in sgd_amd64.s, which staticcheck does not see.
 var sgdConsts = func() (c [3][4]uint64) {
 	for i, v := range [...]uint64{1<<63 - 1, math.Float64bits(1), math.Float64bits(-1)} {
 		c[i] = [4]uint64{v, v, v, v}
@@ -57,6 +61,8 @@ var sgdConsts = func() (c [3][4]uint64) {
 // row of n weights, indexed by n mod 4: its first n mod 4 lanes, as
 // float64 lanes (VMASKMOVPD) and as float32 lanes (VMASKMOVPS).
 var (
+	//lint:ignore U1000 read by the kernels in sgd_amd64.s.
 	sgdTail64 = [4][4]uint64{{}, {^uint64(0)}, {^uint64(0), ^uint64(0)}, {^uint64(0), ^uint64(0), ^uint64(0)}}
+	//lint:ignore U1000 read by the kernels in sgd_amd64.s.
 	sgdTail32 = [4][4]uint32{{}, {^uint32(0)}, {^uint32(0), ^uint32(0)}, {^uint32(0), ^uint32(0), ^uint32(0)}}
 )

@@ -1,3 +1,5 @@
+//go:build amd64 && !purego
+
 #include "textflag.h"
 
 // Offsets in ·sgdConsts (sgd_amd64.go), 32 bytes (4 lanes) each.

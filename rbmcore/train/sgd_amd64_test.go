@@ -1,3 +1,5 @@
+//go:build amd64 && !purego
+
 package train
 
 import "github.com/harmonium-rbm/harmonium/rbmcore/internal/mathx"

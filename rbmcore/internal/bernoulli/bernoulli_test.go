@@ -15,10 +15,7 @@ import (
 func TestSampleExact(t *testing.T) {
 	rng := rand.New(rand.NewPCG(1, 3))
 	const n = 300 // two chunks per row
-	var ts []float64
-	for _, x := range []float64{math.Inf(-1), -1e4, -40, -6.93, 0, 1e-17, 5.03125, 40, 1e4, math.Inf(1), math.NaN()} {
-		ts = append(ts, x)
-	}
+	ts := []float64{math.Inf(-1), -1e4, -40, -6.93, 0, 1e-17, 5.03125, 40, 1e4, math.Inf(1), math.NaN()}
 	for c := 1; c < sigCells; c += 37 {
 		ts = append(ts, sigCell[c][0], math.Nextafter(sigCell[c][0], 0))
 	}

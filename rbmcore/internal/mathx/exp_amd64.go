@@ -1,42 +1,12 @@
+//go:build amd64 && !purego
+
 package mathx
 
 import "math"
 
-// AVX2 reports whether the CPU has AVX2 and the operating system saves
-// the YMM registers (hasAVX2, read once at init): other packages' AVX2
-// assembly is selected by it.
-var AVX2 = hasAVX2()
-
 // useAVX2 selects the AVX2 assembly in SigmoidAdd. It is set once from
-// CPUID and XGETBV; the tests clear it to run the scalar loop.
-var useAVX2 = hasAVX2()
-
-// hasAVX2 reports whether the CPU has AVX2 and the operating system saves
-// the YMM registers: CPUID.1:ECX bits 27 (OSXSAVE) and 28 (AVX), XCR0
-// bits 1 and 2 (SSE and AVX state), CPUID.(EAX=7,ECX=0):EBX bit 5 (AVX2).
-func hasAVX2() bool {
-	maxLeaf, _, _, _ := cpuid(0, 0)
-	if maxLeaf < 7 {
-		return false
-	}
-	_, _, ecx1, _ := cpuid(1, 0)
-	const osxsave, avx = 1 << 27, 1 << 28
-	if ecx1&osxsave == 0 || ecx1&avx == 0 {
-		return false
-	}
-	if xgetbv0()&6 != 6 {
-		return false
-	}
-	_, ebx7, _, _ := cpuid(7, 0)
-	return ebx7&(1<<5) != 0
-}
-
-// cpuid executes CPUID with EAX = leaf and ECX = sub (exp_amd64.s).
-func cpuid(leaf, sub uint32) (eax, ebx, ecx, edx uint32)
-
-// xgetbv0 returns the low half of XCR0 (exp_amd64.s); call it only when
-// CPUID reports OSXSAVE.
-func xgetbv0() uint32
+// AVX2; the tests clear it to run the scalar loop.
+var useAVX2 = AVX2
 
 // sigmoidAddAVX2 sets out[i] = Sigmoid(x[i] + th[i]) four elements at a
 // time from i = 0 (exp_amd64.s), the same operations in the same order as
@@ -52,6 +22,8 @@ func sigmoidAddAVX2(out, x, th []float64) int
 // sigmoidAddAVX2, each repeated in the 4 lanes of a YMM register, in the
 // order of the offsets defined in exp_amd64.s. They are computed here from
 // the Go constants of Exp so that both use the same float64 values.
+//
+//lint:ignore U1000 read by sigmoidAddAVX2 in exp_amd64.s, which staticcheck does not see.
 var avx2Consts = func() (c [13][4]float64) {
 	for i, v := range [...]float64{
 		expInvLn2T, expShift, ln2HiT, ln2LoT, 1.0 / 2, 1.0 / 6, 1.0 / 24, 1.0 / 120, 1,

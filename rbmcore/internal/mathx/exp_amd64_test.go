@@ -1,3 +1,5 @@
+//go:build amd64 && !purego
+
 package mathx
 
 import (
@@ -17,20 +19,20 @@ func sigmoidAddPaths() []sigmoidAddPath {
 		}
 	}
 	paths := []sigmoidAddPath{{"scalar", set(false)}}
-	if hasAVX2() {
+	if AVX2 {
 		paths = append(paths, sigmoidAddPath{"avx2", set(true)})
 	}
 	return paths
 }
 
-// TestAVX2Detection checks the CPUID detection against the flags the
+// TestAVX2Detection checks the detection (golang.org/x/sys/cpu) against the flags the
 // Linux kernel reports in /proc/cpuinfo (which lists avx2 only when the
 // CPU has it and the kernel saves the YMM state), and that the assembly
 // really runs: it must do every group of four of in-range arguments.
 func TestAVX2Detection(t *testing.T) {
 	t.Logf("AVX2 detected: %v; SigmoidAdd uses the %s", useAVX2, map[bool]string{true: "AVX2 assembly", false: "scalar loop"}[useAVX2])
-	if useAVX2 != hasAVX2() {
-		t.Fatalf("useAVX2 = %v, hasAVX2() = %v", useAVX2, hasAVX2())
+	if useAVX2 != AVX2 {
+		t.Fatalf("useAVX2 = %v, AVX2 = %v", useAVX2, AVX2)
 	}
 	info, err := os.ReadFile("/proc/cpuinfo")
 	if err != nil {
