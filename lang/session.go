@@ -178,6 +178,9 @@ func (s *Session) reset() error {
 	if err := s.in.Use(interp.Exports{hmPath + "/hm": hm}); err != nil {
 		return fmt.Errorf("loading the session helpers: %w", err)
 	}
+	if err := s.loadGoExtras(); err != nil {
+		return err
+	}
 	s.imports = map[string]string{}
 	s.handles = map[string]bool{}
 	s.decls = map[string]string{}
