@@ -46,7 +46,6 @@ const gostdPath = "github.com/harmonium-rbm/harmonium/lang/gostd"
 // interpreter; reset calls it after the standard library tables are in.
 func (s *Session) loadGoExtras() error {
 	extra := interp.Exports{
-		"iter/iter": {},
 		"os/exec/exec": {
 			"Command":        reflect.ValueOf(exec.Command),
 			"CommandContext": reflect.ValueOf(exec.CommandContext),
@@ -69,10 +68,10 @@ func (s *Session) loadGoExtras() error {
 	if err := s.in.Use(extra); err != nil {
 		return fmt.Errorf("loading os/exec, log and iter: %w", err)
 	}
-	for _, p := range []string{"iter", "os/exec"} {
-		s.exports[p] = extra[p+"/"+importName(p)]
-		s.names[p] = importName(p)
-	}
+	// iter is a source package only: a (even empty) table of compiled
+	// symbols would hide it.
+	s.exports["iter"], s.names["iter"] = map[string]reflect.Value{}, "iter"
+	s.exports["os/exec"], s.names["os/exec"] = extra["os/exec/exec"], "exec"
 	for _, name := range goSourceFiles {
 		src, err := goSources.ReadFile("gosrc/" + name + ".go.txt")
 		if err != nil {

@@ -73,7 +73,8 @@ type rewriter struct {
 	// iterFuncs and iterVars are the functions and variables the cell
 	// declares with an iterator type (see cellIterators), found lazily.
 	iterFuncs, iterVars map[string]int
-	err       error
+	cellTypes           map[string]bool // the types the cell declares
+	err                 error
 }
 
 // parseChunk parses statement text. Offsets of the returned nodes, minus

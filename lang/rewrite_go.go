@@ -21,32 +21,46 @@ import __hmiter "iter"
 func __hmNew[T any](v T) *T { return &v }
 
 func __hmAsType[E error](err error) (E, bool) {
-	var zero E
-	if err == nil {
-		return zero, false
-	}
-	if e, ok := err.(E); ok {
-		return e, true
-	}
-	if x, ok := err.(interface{ As(interface{}) bool }); ok {
-		var e E
-		if x.As(&e) {
-			return e, true
+	var t E
+	ok := __hmAs(err, &t)
+	return t, ok
+}
+
+func __hmAs[E any](err error, target *E) bool {
+	stack := []error{err}
+	for len(stack) > 0 {
+		e := stack[len(stack)-1]
+		stack = stack[:len(stack)-1]
+		if e == nil {
+			continue
 		}
-	}
-	if u, ok := err.(interface{ Unwrap() error }); ok {
-		return __hmAsType[E](u.Unwrap())
-	}
-	if u, ok := err.(interface{ Unwrap() []error }); ok {
-		for _, inner := range u.Unwrap() {
-			if e, ok := __hmAsType[E](inner); ok {
-				return e, true
+		if t, ok := e.(E); ok {
+			*target = t
+			return true
+		}
+		if x, ok := e.(interface{ As(interface{}) bool }); ok && x.As(target) {
+			return true
+		}
+		if u, ok := e.(interface{ Unwrap() error }); ok {
+			stack = append(stack, u.Unwrap())
+		} else if u, ok := e.(interface{ Unwrap() []error }); ok {
+			errs := u.Unwrap()
+			for i := len(errs) - 1; i >= 0; i-- {
+				stack = append(stack, errs[i])
 			}
 		}
 	}
-	return zero, false
+	return false
 }
 `
+
+// basicTypes are the predeclared types.
+var basicTypes = map[string]bool{
+	"bool": true, "string": true, "error": true, "any": true, "comparable": true,
+	"int": true, "int8": true, "int16": true, "int32": true, "int64": true, "rune": true, "byte": true,
+	"uint": true, "uint8": true, "uint16": true, "uint32": true, "uint64": true, "uintptr": true,
+	"float32": true, "float64": true, "complex64": true, "complex128": true,
+}
 
 // valueOracle is what the session answers, beyond typeOracle, for the
 // rewrites of this file.
@@ -62,6 +76,9 @@ type valueOracle interface {
 
 // isValue is valueOracle's.
 func (s *Session) isValue(name string) bool {
+	if _, isType := s.types[name]; isType {
+		return false
+	}
 	v, ok := s.probe(name)
 	return ok && v.IsValid()
 }
@@ -142,6 +159,7 @@ var stdIterators = map[string]int{
 // variables, declared in the cell with an iterator type, with their arity.
 func (r *rewriter) cellIterators() (funcs, vars map[string]int) {
 	funcs, vars = map[string]int{}, map[string]int{}
+	r.cellTypes = map[string]bool{}
 	if r.cell == "" {
 		return funcs, vars
 	}
@@ -159,6 +177,8 @@ func (r *rewriter) cellIterators() (funcs, vars map[string]int) {
 	}
 	ast.Inspect(f, func(n ast.Node) bool {
 		switch x := n.(type) {
+		case *ast.TypeSpec:
+			r.cellTypes[x.Name.Name] = true
 		case *ast.FuncDecl:
 			if res := x.Type.Results; res != nil && len(res.List) == 1 && len(res.List[0].Names) <= 1 {
 				if a := seqTypeExprArity(res.List[0].Type); a > 0 {
@@ -390,6 +410,12 @@ func (r *rewriter) isValueExpr(e ast.Expr) bool {
 		if _, local := r.locals[x.Name]; local {
 			return true
 		}
+		if r.iterFuncs == nil {
+			r.iterFuncs, r.iterVars = r.cellIterators()
+		}
+		if basicTypes[x.Name] || r.cellTypes[x.Name] {
+			return false
+		}
 		if vo, ok := r.oracle.(valueOracle); ok {
 			return vo.isValue(x.Name)
 		}
@@ -397,16 +423,18 @@ func (r *rewriter) isValueExpr(e ast.Expr) bool {
 	return false
 }
 
-// asType rewrites errors.AsType[E](err) (Go 1.26) to a helper of the
-// session: a generic function in a source package "errors" would hide the
-// compiled one.
+// asType rewrites errors.AsType[E](err) (Go 1.26) and errors.As(err, &t)
+// to helpers of the session: a generic function in a source package
+// "errors" would hide the compiled one, and the compiled errors.As rejects
+// pointers to the types of cells ("*target must be interface or implement
+// error": yaegi's reflect types of them have no methods).
 func (r *rewriter) asType(x *ast.CallExpr) {
-	ix, ok := x.Fun.(*ast.IndexExpr)
-	if !ok {
-		return
+	fun, helper := x.Fun, "__hmAs"
+	if ix, ok := fun.(*ast.IndexExpr); ok {
+		fun, helper = ix.X, "__hmAsType"
 	}
-	sel, ok := ix.X.(*ast.SelectorExpr)
-	if !ok || sel.Sel.Name != "AsType" {
+	sel, ok := fun.(*ast.SelectorExpr)
+	if !ok || sel.Sel.Name != strings.TrimPrefix(helper, "__hm") {
 		return
 	}
 	pkg, ok := sel.X.(*ast.Ident)
@@ -416,7 +444,7 @@ func (r *rewriter) asType(x *ast.CallExpr) {
 	if p := r.oracle.importPath(pkg.Name); p != "errors" && !(p == "" && pkg.Name == "errors") {
 		return
 	}
-	r.ed.replace(r.off(sel.Pos()), r.off(sel.End()), func() string { return "__hmAsType" })
+	r.ed.replace(r.off(sel.Pos()), r.off(sel.End()), func() string { return helper })
 }
 
 // closureArgs makes the function literals passed as arguments in a loop

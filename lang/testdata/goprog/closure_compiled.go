@@ -37,16 +37,16 @@ func main() {
 	sort.Ints(got)
 	fmt.Println(got)
 
-	var once []func() int
+	got = nil
 	for i := range 3 {
 		sq := i * i
-		var f func() int
-		wg.Go(func() { f = func() int { return sq + i } })
-		wg.Wait()
-		once = append(once, f)
+		wg.Go(func() {
+			mu.Lock()
+			got = append(got, sq+i)
+			mu.Unlock()
+		})
 	}
-	for _, f := range once {
-		fmt.Print(f(), " ")
-	}
-	fmt.Println()
+	wg.Wait()
+	sort.Ints(got)
+	fmt.Println(got)
 }
