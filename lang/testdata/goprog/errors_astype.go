@@ -24,14 +24,14 @@ func f(arg int) (int, error) {
 
 func main() {
 	_, err := f(42)
-	wrapped := fmt.Errorf("wrapped: %w", err)
-	if ae, ok := errors.AsType[*argError](wrapped); ok {
+	if ae, ok := errors.AsType[*argError](err); ok {
 		fmt.Println(ae.arg, ae.message)
 	}
 	var ae *argError
-	if errors.As(wrapped, &ae) {
+	if errors.As(err, &ae) {
 		fmt.Println("As:", ae.arg)
 	}
+	wrapped := fmt.Errorf("wrapped: %w", err)
 	_, err = os.Open("/no/such/file")
 	if pe, ok := errors.AsType[*fs.PathError](err); ok {
 		fmt.Println(pe.Op, pe.Path)

@@ -1,0 +1,40 @@
+package lang
+
+import (
+	"math"
+	"slices"
+	"strings"
+	"testing"
+)
+
+// sortOrdered's reflection path (element types without a compiled
+// instantiation) must order as slices.Sort does, NaN first.
+func TestSortOrderedByReflection(t *testing.T) {
+	type level float64
+	ls := []level{3, level(math.NaN()), -1, 2, -1}
+	sortOrdered(ls)
+	want := []level{level(math.NaN()), -1, -1, 2, 3}
+	if !math.IsNaN(float64(ls[0])) || !slices.Equal(ls[1:], want[1:]) {
+		t.Errorf("sortOrdered(%v): got %v", []level{3, level(math.NaN()), -1, 2, -1}, ls)
+	}
+	is := []int16{5, -3, 9, 0}
+	sortOrdered(is)
+	if !slices.Equal(is, []int16{-3, 0, 5, 9}) {
+		t.Errorf("sortOrdered of int16: got %v", is)
+	}
+	ss := []uint32{7, 1, 4}
+	sortOrdered(ss)
+	if !slices.Equal(ss, []uint32{1, 4, 7}) {
+		t.Errorf("sortOrdered of uint32: got %v", ss)
+	}
+}
+
+// What a cell gets for constructs that are not supported: an error naming
+// the construct, not a wrong result.
+func TestGoConstructErrors(t *testing.T) {
+	s := newSession(t)
+	_, res := run(t, s, "import \"slices\"\nfor i, v := range slices.Values([]int{1}) {\n\tprintln(i, v)\n}")
+	if res.Err == nil || !strings.Contains(res.Err.Value, "permits only 1 iteration variable") {
+		t.Fatalf("two variables over an iter.Seq: got %+v", res.Err)
+	}
+}
