@@ -84,7 +84,7 @@ func (s *Session) loadGoExtras() error {
 	if _, err := s.in.Eval(inCell(goPreamble)); err != nil {
 		return fmt.Errorf("evaluating the helpers of the Go rewrites: %w", err)
 	}
-	return nil
+	return s.wrapFmt()
 }
 
 // cellLogger is log.Logger for cells: the compiled logger with all its methods,

@@ -492,6 +492,9 @@ func (r *rewriter) closureArgs(body *ast.BlockStmt, names map[string]bool) {
 		if !ok {
 			return true
 		}
+		if id, ok := c.Fun.(*ast.Ident); ok && id.Name == "append" {
+			return true // a builtin: the closure stays interpreted
+		}
 		for _, a := range c.Args {
 			lit, ok := a.(*ast.FuncLit)
 			if !ok {

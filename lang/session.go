@@ -85,10 +85,11 @@ type Session struct {
 	stdout, stderr *pipeCapture
 	yerr           *stderrSplitter
 
-	curMu    sync.Mutex
-	cur      *cell
-	progress map[string]bool // progress bars already shown (Jupyter mode)
-	ctxVar   context.Context // the `ctx` visible in cells
+	curMu     sync.Mutex
+	cur       *cell
+	progress  map[string]bool // progress bars already shown (Jupyter mode)
+	ctxVar    context.Context // the `ctx` visible in cells
+	cellTypes cellTypes       // the cells' struct types, for fmt (see fmttypes.go)
 }
 
 // cell is the state of the running (or last) cell.
@@ -178,6 +179,7 @@ func (s *Session) reset() error {
 	if err := s.in.Use(interp.Exports{hmPath + "/hm": hm}); err != nil {
 		return fmt.Errorf("loading the session helpers: %w", err)
 	}
+	s.noteTypes(nil) // none yet
 	if err := s.loadGoExtras(); err != nil {
 		return err
 	}
