@@ -38,3 +38,19 @@ func TestGoConstructErrors(t *testing.T) {
 		t.Fatalf("two variables over an iter.Seq: got %+v", res.Err)
 	}
 }
+
+// The constructs across cells, where the rewriter learns what a name is
+// from the session: a function returning an iterator or an iterator
+// variable declared in an earlier cell, new of a session variable and of a
+// session type, %T of a type of an earlier cell.
+func TestGoConstructsAcrossCells(t *testing.T) {
+	runSteps(t, []step{
+		{"import (\n\t\"fmt\"\n\t\"iter\"\n)\nfunc count(n int) iter.Seq[int] {\n\treturn func(yield func(int) bool) {\n\t\tfor i := 0; i < n; i++ {\n\t\t\tif !yield(i) {\n\t\t\t\treturn\n\t\t\t}\n\t\t}\n\t}\n}", ""},
+		{"for x := range count(3) {\n\tfmt.Println(x)\n}", "0\n1\n2\n"},
+		{"seq := count(5)", ""},
+		{"for x := range seq {\n\tif x == 2 {\n\t\tbreak\n\t}\n\tfmt.Print(x, \" \")\n}\nfmt.Println()", "0 1 \n"},
+		{"v := 7\ntype pair struct{ a, b int }", ""},
+		{"p := new(v)\n*p = 8\nq := new(pair)\nfmt.Println(v, *p, *q)", "7 8 {0 0}\n"},
+		{"fmt.Printf(\"%T %+v\\n\", q, pair{1, 2})", "*main.pair {a:1 b:2}\n"},
+	})
+}

@@ -257,8 +257,8 @@ func (r *rewriter) callArity(c *ast.CallExpr, funcs map[string]int) int {
 			return funcs[id.Name]
 		}
 	}
-	if vo, ok := r.oracle.(valueOracle); ok && isPure(c.Fun) {
-		return vo.seqArity(r.raw(c.Fun), true)
+	if vo, ok := r.oracle.(valueOracle); ok && exprString(c.Fun) != "" {
+		return vo.seqArity(exprString(c.Fun), true)
 	}
 	return 0
 }
