@@ -29,7 +29,8 @@
 // slices.Sort of basic types runs compiled), os/exec and the whole
 // log.Logger, and %T, %+v and %#v naming a cell's struct types (main.point).
 // Not supported: a generic call whose type argument must be inferred from
-// untyped float constants only (cmp.Compare(1.5, 2.5)), slices.Concat()
+// an untyped float constant (cmp.Compare(1.5, x) is rewritten to take it as
+// float64, wrong for a float32 x), slices.Concat()
 // without arguments, errors.As into a cell's type through an error wrapped
 // by compiled code (fmt.Errorf("%w")), %T of a cell's type that has a
 // String method, and named non-struct types (%T of `type celsius float64`

@@ -215,6 +215,7 @@ func (r *rewriter) rewrite(final *ast.ExprStmt) {
 			r.call(x, stack, blockStmts, &minmax)
 			r.newExpr(x)
 			r.asType(x)
+			r.cmpFloats(x)
 		case *ast.FuncLit:
 			r.nameParams(x.Type)
 			r.guardDepth("a function literal", x.Body)

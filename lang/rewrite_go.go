@@ -543,3 +543,32 @@ func identNames(es ...ast.Expr) map[string]bool {
 	}
 	return set
 }
+
+// cmpFloats makes the untyped float constants among the arguments of
+// cmp.Compare, cmp.Less and cmp.Or float64: yaegi infers no type argument
+// from them ("untyped float does not implement cmp.Ordered"), where Go
+// gives them the other arguments' type, or float64. (A float32 argument
+// beside one is thus not supported.)
+func (r *rewriter) cmpFloats(x *ast.CallExpr) {
+	sel, ok := x.Fun.(*ast.SelectorExpr)
+	if !ok {
+		return
+	}
+	pkg, ok := sel.X.(*ast.Ident)
+	if !ok {
+		return
+	}
+	if p := r.oracle.importPath(pkg.Name); p != "cmp" && !(p == "" && pkg.Name == "cmp") {
+		return
+	}
+	for _, a := range x.Args {
+		lit := a
+		if u, ok := a.(*ast.UnaryExpr); ok && (u.Op == token.SUB || u.Op == token.ADD) {
+			lit = u.X
+		}
+		if b, ok := lit.(*ast.BasicLit); ok && b.Kind == token.FLOAT {
+			r.ed.insert(r.off(a.Pos()), "float64(")
+			r.ed.insert(r.off(a.End()), ")")
+		}
+	}
+}

@@ -21,6 +21,11 @@ func main() {
 	if ee, ok := err.(*exec.ExitError); ok {
 		fmt.Println("exit code", ee.ExitCode())
 	}
+	cmd = exec.Command("sh", "-c", "echo child stdout")
+	cmd.Stdout = os.Stdout
+	if err := cmd.Run(); err != nil {
+		panic(err)
+	}
 	_, err = exec.LookPath("no-such-command-harmonium")
 	fmt.Println(err != nil)
 

@@ -40,6 +40,6 @@ func main() {
 	fmt.Println(people)
 	oldest := slices.MaxFunc(people, func(a, b person) int { return a.age - b.age })
 	fmt.Println(oldest.name, slices.IndexFunc(people, func(p person) bool { return p.name == "Bo" }))
-	fmt.Println(cmp.Compare(2, 1), cmp.Compare("a", "b"), cmp.Compare(float64(len(fruits)), 1.5))
+	fmt.Println(cmp.Compare(2, 1), cmp.Compare("a", "b"), cmp.Compare(1.5, float64(len(fruits))), cmp.Less(2.5, -1.5))
 	fmt.Println(slices.IsSortedFunc(people, func(a, b person) int { return cmp.Compare(a.age, b.age) }))
 }
