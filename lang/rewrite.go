@@ -74,6 +74,7 @@ type rewriter struct {
 	// declares with an iterator type (see cellIterators), found lazily.
 	iterFuncs, iterVars map[string]int
 	cellTypes           map[string]bool // the types the cell declares
+	exitStops           []func()        // see rangeFunc
 	err                 error
 }
 
@@ -229,6 +230,10 @@ func (r *rewriter) rewrite(final *ast.ExprStmt) {
 		}
 		return true
 	})
+	// Inner loops first, so an inner iterator stops before an outer one.
+	for i := len(r.exitStops) - 1; i >= 0; i-- {
+		r.exitStops[i]()
+	}
 	// yaegi makes every variable declared anywhere in top-level statements a
 	// global (a loop's `i` included), so compound statements at the top
 	// level run in a function literal, where scoping is right.

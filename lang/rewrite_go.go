@@ -336,7 +336,7 @@ func (r *rewriter) rangeFunc(x *ast.RangeStmt, label *ast.LabeledStmt) bool {
 		return fmt.Sprintf("{ %s, %s := %s(%s); %sfor { %s; if !%s { break };", next, stop, pull, r.src(x.X), lab, get, ok)
 	})
 	r.ed.insert(r.off(x.Body.Rbrace)+1, " ; "+stop+"() }")
-	r.stopOnExit(x.Body, stop, label)
+	r.exitStops = append(r.exitStops, func() { r.stopOnExit(x.Body, stop, label) })
 	return true
 }
 
