@@ -72,6 +72,9 @@ func (c *cellTypes) lookup(t reflect.Type) (cellType, bool) {
 	}
 	ct, ok := c.byType[t]
 	if !ok {
+		if c.byType == nil {
+			c.byType = map[reflect.Type]cellType{}
+		}
 		for _, d := range c.declared {
 			if d.matches(t) {
 				ct = d

@@ -52,6 +52,9 @@ func TestGoConstructsAcrossCells(t *testing.T) {
 		{"v := 7\ntype pair struct{ a, b int }", ""},
 		{"p := new(v)\n*p = 8\nq := new(pair)\nfmt.Println(v, *p, *q)", "7 8 {0 0}\n"},
 		{"fmt.Printf(\"%T %+v\\n\", q, pair{1, 2})", "*main.pair {a:1 b:2}\n"},
+		// A redefined type is still main.pair (internally pair__N).
+		{"type pair struct{ a, b, c int }", ""},
+		{"fmt.Printf(\"%T %+v\\n\", pair{1, 2, 3}, pair{1, 2, 3})", "main.pair {a:1 b:2 c:3}\n"},
 		// A loop at the top level of a cell, its closure run by compiled code.
 		{"import (\n\t\"sort\"\n\t\"sync\"\n)\nvar wg sync.WaitGroup\nvar mu sync.Mutex\ngot := []int{}\nfor i := 1; i <= 4; i++ {\n\twg.Go(func() {\n\t\tmu.Lock()\n\t\tgot = append(got, i*10)\n\t\tmu.Unlock()\n\t})\n}\nwg.Wait()\nsort.Ints(got)\nfmt.Println(got)", "[10 20 30 40]\n"},
 	})

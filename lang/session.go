@@ -85,11 +85,12 @@ type Session struct {
 	stdout, stderr *pipeCapture
 	yerr           *stderrSplitter
 
-	curMu     sync.Mutex
-	cur       *cell
-	progress  map[string]bool // progress bars already shown (Jupyter mode)
-	ctxVar    context.Context // the `ctx` visible in cells
-	cellTypes cellTypes       // the cells' struct types, for fmt (see fmttypes.go)
+	curMu    sync.Mutex
+	cur      *cell
+	progress map[string]bool // progress bars already shown (Jupyter mode)
+	ctxVar   context.Context // the `ctx` visible in cells
+
+	cellTypes cellTypes // the cells' struct types, for fmt (see fmttypes.go)
 }
 
 // cell is the state of the running (or last) cell.
@@ -179,7 +180,6 @@ func (s *Session) reset() error {
 	if err := s.in.Use(interp.Exports{hmPath + "/hm": hm}); err != nil {
 		return fmt.Errorf("loading the session helpers: %w", err)
 	}
-	s.noteTypes(nil) // none yet
 	if err := s.loadGoExtras(); err != nil {
 		return err
 	}
@@ -188,6 +188,7 @@ func (s *Session) reset() error {
 	s.decls = map[string]string{}
 	s.types = map[string]*typeRec{}
 	s.renames = map[string]string{}
+	s.noteTypes(nil)
 	var pre strings.Builder
 	pre.WriteString("import __hm \"" + hmPath + "\"\n")
 	for _, p := range stdlib.Preload() {
