@@ -59,3 +59,13 @@ func TestGoConstructsAcrossCells(t *testing.T) {
 		{"import (\n\t\"sort\"\n\t\"sync\"\n)\nvar wg sync.WaitGroup\nvar mu sync.Mutex\ngot := []int{}\nfor i := 1; i <= 4; i++ {\n\twg.Go(func() {\n\t\tmu.Lock()\n\t\tgot = append(got, i*10)\n\t\tmu.Unlock()\n\t})\n}\nwg.Wait()\nsort.Ints(got)\nfmt.Println(got)", "[10 20 30 40]\n"},
 	})
 }
+
+// The rewrites leave alone what they must not change: a variable a closure
+// given to compiled code increments is shared, not copied; new of a generic
+// type stays new.
+func TestGoRewritesKeepMeaning(t *testing.T) {
+	runSteps(t, []step{
+		{"import (\n\t\"fmt\"\n\t\"sync\"\n)\nfunc total() int {\n\tvar wg sync.WaitGroup\n\tvar mu sync.Mutex\n\tsum := 0\n\tfor i := range 4 {\n\t\tn := 0\n\t\twg.Go(func() {\n\t\t\tmu.Lock()\n\t\t\tn++\n\t\t\tsum += i + n\n\t\t\tmu.Unlock()\n\t\t})\n\t\twg.Wait()\n\t\tsum += n * 100\n\t}\n\treturn sum\n}\nfmt.Println(total())", "410\n"},
+		{"type box[T any] struct{ v T }\nb := new(box[int])\nb.v = 3\nfmt.Println(b.v)", "3\n"},
+	})
+}

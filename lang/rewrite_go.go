@@ -391,8 +391,12 @@ func (r *rewriter) newExpr(x *ast.CallExpr) {
 // than a type.
 func (r *rewriter) isValueExpr(e ast.Expr) bool {
 	switch x := e.(type) {
-	case *ast.BasicLit, *ast.CompositeLit, *ast.BinaryExpr, *ast.UnaryExpr, *ast.CallExpr, *ast.FuncLit, *ast.IndexExpr, *ast.SliceExpr, *ast.TypeAssertExpr:
+	case *ast.BasicLit, *ast.CompositeLit, *ast.BinaryExpr, *ast.UnaryExpr, *ast.CallExpr, *ast.FuncLit, *ast.SliceExpr, *ast.TypeAssertExpr:
 		return true
+	case *ast.IndexExpr: // a[i], or a generic type List[int]
+		return r.isValueExpr(x.X)
+	case *ast.IndexListExpr:
+		return false
 	case *ast.ParenExpr:
 		return r.isValueExpr(x.X)
 	case *ast.StarExpr:
@@ -448,26 +452,20 @@ func (r *rewriter) asType(x *ast.CallExpr) {
 }
 
 // closureArgs makes the function literals passed as arguments in a loop
-// body capture the current iteration's variables of names, also when
-// compiled code keeps and calls them later (sync.WaitGroup.Go): yaegi shares
-// one slot between the iterations otherwise. Each such literal is built by a
-// function literal called on the spot, whose own variables copy the loop's.
+// body capture the current iteration's variables, also when compiled code
+// keeps and calls them later (sync.WaitGroup.Go): yaegi shares one slot
+// between the iterations otherwise. Each such literal is built by a
+// function literal called on the spot, whose own variables copy the loop's
+// variables (names) and those the body declared before, when neither the
+// body nor a closure assigns them.
 func (r *rewriter) closureArgs(body *ast.BlockStmt, names map[string]bool) {
-	declared := map[string]bool{}
-	for n := range names {
-		declared[n] = true
-	}
 	assigned := map[string]bool{}
 	ast.Inspect(body, func(n ast.Node) bool {
 		switch x := n.(type) {
-		case *ast.FuncLit:
-			return false // its own variables are not the loop's
 		case *ast.AssignStmt:
-			for _, l := range x.Lhs {
-				if id, ok := l.(*ast.Ident); ok {
-					if x.Tok == token.DEFINE {
-						declared[id.Name] = true
-					} else {
+			if x.Tok != token.DEFINE {
+				for _, l := range x.Lhs {
+					if id, ok := l.(*ast.Ident); ok {
 						assigned[id.Name] = true
 					}
 				}
@@ -476,10 +474,6 @@ func (r *rewriter) closureArgs(body *ast.BlockStmt, names map[string]bool) {
 			if id, ok := x.X.(*ast.Ident); ok {
 				assigned[id.Name] = true
 			}
-		case *ast.ValueSpec:
-			for _, id := range x.Names {
-				declared[id.Name] = true
-			}
 		case *ast.UnaryExpr:
 			if id, ok := x.X.(*ast.Ident); ok && x.Op == token.AND {
 				assigned[id.Name] = true
@@ -487,7 +481,37 @@ func (r *rewriter) closureArgs(body *ast.BlockStmt, names map[string]bool) {
 		}
 		return true
 	})
-	ast.Inspect(body, func(n ast.Node) bool {
+	declared := map[string]bool{}
+	for n := range names {
+		declared[n] = true
+	}
+	for _, st := range body.List {
+		r.copyIntoClosures(st, declared, assigned)
+		switch x := st.(type) {
+		case *ast.AssignStmt:
+			if x.Tok == token.DEFINE {
+				for _, l := range x.Lhs {
+					if id, ok := l.(*ast.Ident); ok {
+						declared[id.Name] = true
+					}
+				}
+			}
+		case *ast.DeclStmt:
+			if gd, ok := x.Decl.(*ast.GenDecl); ok && gd.Tok == token.VAR {
+				for _, sp := range gd.Specs {
+					for _, id := range sp.(*ast.ValueSpec).Names {
+						declared[id.Name] = true
+					}
+				}
+			}
+		}
+	}
+}
+
+// copyIntoClosures wraps the function literals passed as arguments in st
+// that use variables of declared not in assigned (see closureArgs).
+func (r *rewriter) copyIntoClosures(st ast.Stmt, declared, assigned map[string]bool) {
+	ast.Inspect(st, func(n ast.Node) bool {
 		c, ok := n.(*ast.CallExpr)
 		if !ok {
 			return true
@@ -502,20 +526,24 @@ func (r *rewriter) closureArgs(body *ast.BlockStmt, names map[string]bool) {
 			}
 			var copies []string
 			seen := map[string]bool{}
+			use := func(id *ast.Ident) {
+				if declared[id.Name] && !assigned[id.Name] && !seen[id.Name] {
+					seen[id.Name] = true
+					copies = append(copies, id.Name)
+				}
+			}
 			ast.Inspect(lit.Body, func(m ast.Node) bool {
-				if sel, ok := m.(*ast.SelectorExpr); ok {
-					ast.Inspect(sel.X, func(k ast.Node) bool {
-						if id, ok := k.(*ast.Ident); ok && declared[id.Name] && !assigned[id.Name] && !seen[id.Name] {
-							seen[id.Name] = true
-							copies = append(copies, id.Name)
+				switch x := m.(type) {
+				case *ast.SelectorExpr:
+					ast.Inspect(x.X, func(k ast.Node) bool {
+						if id, ok := k.(*ast.Ident); ok {
+							use(id)
 						}
 						return true
 					})
 					return false
-				}
-				if id, ok := m.(*ast.Ident); ok && declared[id.Name] && !assigned[id.Name] && !seen[id.Name] {
-					seen[id.Name] = true
-					copies = append(copies, id.Name)
+				case *ast.Ident:
+					use(x)
 				}
 				return true
 			})
