@@ -22,6 +22,21 @@
 // becomes the error of the cell that started it. In a cell,
 // context.Background() and context.TODO() mean the cell's own context.
 //
+// Newer Go runs too (see gostd.go, rewrite_go.go, fmttypes.go): range over
+// functions (iter.Seq, iter.Seq2; the iterator runs on a goroutine of its
+// own, as with iter.Pull), new(expr), errors.AsType, the generic functions
+// of slices, maps and cmp for every element type (interpreted generics;
+// slices.Sort of basic types runs compiled), os/exec and the whole
+// log.Logger, and %T, %+v and %#v naming a cell's struct types (main.point).
+// Not supported: a generic call whose type argument must be inferred from
+// an untyped float constant (cmp.Compare(1.5, x) is rewritten to take it as
+// float64, wrong for a float32 x), slices.Concat()
+// without arguments, errors.As into a cell's type through an error wrapped
+// by compiled code (fmt.Errorf("%w")), %T of a cell's type that has a
+// String method, and named non-struct types (%T of `type celsius float64`
+// prints float64). Left out on purpose: os.Exit (it panics "os.Exit(1)"
+// instead of ending the kernel), syscall's process control and unsafe.
+//
 // Every cell sees, without importing them, display (rich output), sweep
 // (parameter sweeps, and the parameters of a sweep task's script), the
 // rbmcore packages by their short names (rbm, data, mapping, replica,

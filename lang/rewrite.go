@@ -70,7 +70,12 @@ type rewriter struct {
 	wrapFinal bool     // wrap the final expression statement to capture its value
 	handles   []string // variables assigned a *display.Handle in this chunk
 	locals    map[string]tri
-	err       error
+	// iterFuncs and iterVars are the functions and variables the cell
+	// declares with an iterator type (see cellIterators), found lazily.
+	iterFuncs, iterVars map[string]int
+	cellTypes           map[string]bool // the types the cell declares
+	exitStops           []func()        // see rangeFunc
+	err                 error
 }
 
 // parseChunk parses statement text. Offsets of the returned nodes, minus
@@ -163,10 +168,22 @@ func (r *rewriter) rewrite(final *ast.ExprStmt) {
 		stack = append(stack, n)
 		switch x := n.(type) {
 		case *ast.RangeStmt:
-			r.rangeStmt(x)
+			var label *ast.LabeledStmt
+			if len(stack) > 1 {
+				label, _ = stack[len(stack)-2].(*ast.LabeledStmt)
+			}
+			if !r.rangeFunc(x, label) {
+				r.rangeStmt(x)
+			}
+			if x.Tok == token.DEFINE {
+				r.closureArgs(x.Body, identNames(x.Key, x.Value))
+			}
 		case *ast.ForStmt:
 			if as, ok := x.Init.(*ast.AssignStmt); ok && as.Tok == token.DEFINE {
 				r.perIteration(x.Body, as.Lhs, []ast.Node{x.Init, x.Cond, x.Post})
+				r.closureArgs(x.Body, identNames(as.Lhs...))
+			} else {
+				r.closureArgs(x.Body, nil)
 			}
 		case *ast.GoStmt:
 			r.goStmt(x)
@@ -197,6 +214,9 @@ func (r *rewriter) rewrite(final *ast.ExprStmt) {
 			}
 		case *ast.CallExpr:
 			r.call(x, stack, blockStmts, &minmax)
+			r.newExpr(x)
+			r.asType(x)
+			r.cmpFloats(x)
 		case *ast.FuncLit:
 			r.nameParams(x.Type)
 			r.guardDepth("a function literal", x.Body)
@@ -210,6 +230,10 @@ func (r *rewriter) rewrite(final *ast.ExprStmt) {
 		}
 		return true
 	})
+	// Inner loops first, so an inner iterator stops before an outer one.
+	for i := len(r.exitStops) - 1; i >= 0; i-- {
+		r.exitStops[i]()
+	}
 	// yaegi makes every variable declared anywhere in top-level statements a
 	// global (a loop's `i` included), so compound statements at the top
 	// level run in a function literal, where scoping is right.

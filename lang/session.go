@@ -89,6 +89,8 @@ type Session struct {
 	cur      *cell
 	progress map[string]bool // progress bars already shown (Jupyter mode)
 	ctxVar   context.Context // the `ctx` visible in cells
+
+	cellTypes cellTypes // the cells' struct types, for fmt (see fmttypes.go)
 }
 
 // cell is the state of the running (or last) cell.
@@ -178,11 +180,15 @@ func (s *Session) reset() error {
 	if err := s.in.Use(interp.Exports{hmPath + "/hm": hm}); err != nil {
 		return fmt.Errorf("loading the session helpers: %w", err)
 	}
+	if err := s.loadGoExtras(); err != nil {
+		return err
+	}
 	s.imports = map[string]string{}
 	s.handles = map[string]bool{}
 	s.decls = map[string]string{}
 	s.types = map[string]*typeRec{}
 	s.renames = map[string]string{}
+	s.noteTypes(nil)
 	var pre strings.Builder
 	pre.WriteString("import __hm \"" + hmPath + "\"\n")
 	for _, p := range stdlib.Preload() {

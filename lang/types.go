@@ -120,6 +120,7 @@ func (s *Session) prepareTypes(src string) (string, string, error) {
 		return src, "", nil // reported by the caller's own split
 	}
 	info := parseDecls(src, items)
+	s.noteTypes(info.types)
 	redefined := map[string]bool{}
 	for t := range info.types {
 		if _, ok := s.types[t]; ok {
@@ -202,6 +203,7 @@ func (s *Session) commitTypes(src string, items []item) {
 		}
 	}
 	s.pending = pendingTypes{}
+	s.noteTypes(nil)
 }
 
 // globals returns the interpreter's global variables and constants. yaegi's
