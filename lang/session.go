@@ -416,27 +416,24 @@ func (s *Session) Clear(wait bool) {
 
 // Progress implements display.Sink: an HTML bar updated in place, or a text
 // bar redrawn with carriage returns in terminal mode.
-func (s *Session) Progress(id, label string, done, total int) {
+func (s *Session) Progress(id string, st display.ProgressState) {
 	c := s.current()
 	if c == nil || c.out == nil {
 		return
 	}
 	if s.opts.Terminal {
 		end := ""
-		if total > 0 && done >= total {
+		if st.Total > 0 && st.Done >= st.Total {
 			end = "\n"
 		}
-		c.out.Stream("stderr", "\r"+display.ProgressText(label, done, total, 30)+end)
+		c.out.Stream("stderr", "\r"+st.Text(30)+end)
 		return
 	}
 	s.curMu.Lock()
 	seen := s.progress[id]
 	s.progress[id] = true
 	s.curMu.Unlock()
-	data := map[string]any{
-		"text/html":  display.ProgressHTML(label, done, total),
-		"text/plain": display.ProgressText(label, done, total, 30),
-	}
+	data := map[string]any{"text/html": st.HTML(), "text/plain": st.Text(30)}
 	c.out.Display(data, map[string]any{}, map[string]any{"display_id": id}, seen)
 }
 
