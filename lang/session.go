@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"path"
 	"reflect"
@@ -136,8 +135,9 @@ func New(opts Options) (*Session, error) {
 
 // reset replaces the interpreter by a fresh one (session start and %reset).
 func (s *Session) reset() error {
+	stdin := &stdinReader{s: s}
 	s.in = interp.New(interp.Options{
-		Stdin:        &stdinReader{s: s},
+		Stdin:        stdin,
 		Stdout:       s.stdout,
 		Stderr:       s.yerr,
 		Unrestricted: true,
@@ -157,6 +157,9 @@ func (s *Session) reset() error {
 	}
 	if err := s.in.Use(stdlib.Symbols); err != nil {
 		return fmt.Errorf("loading the preloaded package symbols: %w", err)
+	}
+	if err := s.in.Use(stdinExports(stdin)); err != nil {
+		return fmt.Errorf("binding os.Stdin: %w", err)
 	}
 	if err := s.in.Use(wrapperExports); err != nil {
 		return fmt.Errorf("loading the wrappers of unnamed interfaces: %w", err)
@@ -563,31 +566,6 @@ func sortedKeys[V any](m map[string]V) []string {
 }
 
 var errInterrupted = errors.New("execution interrupted")
-
-// stdinReader is the interpreter's standard input (fmt.Scan and friends): each
-// line is asked of the running cell's front end (input_request in Jupyter).
-type stdinReader struct {
-	s   *Session
-	buf []byte
-}
-
-func (r *stdinReader) Read(p []byte) (int, error) {
-	if len(r.buf) == 0 {
-		c := r.s.current()
-		if c == nil || c.out == nil {
-			return 0, io.EOF
-		}
-		r.s.stdout.Sync() // show what was printed before the prompt
-		line, err := c.out.Input("", false)
-		if err != nil {
-			return 0, io.EOF
-		}
-		r.buf = []byte(line + "\n")
-	}
-	n := copy(p, r.buf)
-	r.buf = r.buf[n:]
-	return n, nil
-}
 
 // Evaluate runs expr (e.g. a user_expressions entry) as a cell whose output is
 // discarded and returns its value.
