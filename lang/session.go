@@ -73,6 +73,7 @@ type Session struct {
 	imports map[string]string                   // name in cells -> import path
 	handles map[string]bool                     // variables holding a *display.Handle
 	decls   map[string]string                   // func/type/const names declared by cells -> kind
+	sources map[string]string                   // source of the functions declared by cells, by name
 	types   map[string]*typeRec                 // types declared by cells, by user-visible name
 	renames map[string]string                   // redefined type name -> current internal name
 	pending pendingTypes                        // renames of the running cell
@@ -521,6 +522,9 @@ func bundleOf(v any) (map[string]any, map[string]any) {
 
 // runCell dispatches magics and Go code.
 func (s *Session) runCell(ctx context.Context, c *cell, code string) *Error {
+	if s.help(c, code) { // x? and x??
+		return nil
+	}
 	if strings.HasPrefix(strings.TrimLeft(code, " \t\r\n"), "%%") {
 		return s.cellMagic(ctx, c, strings.TrimLeft(code, " \t\r\n"))
 	}
