@@ -40,6 +40,8 @@ func (r *sinkRecorder) Display(data, _ map[string]any, id string, update bool) {
 }
 func (r *sinkRecorder) Clear(bool) { r.clears++ }
 func (r *sinkRecorder) Progress(id string, st ProgressState) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
 	r.progress = append(r.progress, st)
 }
 

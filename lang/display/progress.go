@@ -26,13 +26,14 @@ type Progress struct {
 
 	now func() time.Time // the clock (tests use a fake one)
 
-	mu    sync.Mutex
-	id    string
-	start time.Time
-	total int
-	done  int
-	phase string
-	last  time.Time // of the last redraw
+	mu       sync.Mutex
+	id       string
+	start    time.Time
+	total    int
+	done     int
+	phase    string
+	last     time.Time // of the last redraw
+	deferred bool      // a redraw for a phase change is scheduled
 }
 
 // progressInterval is the minimum time between two redraws.
@@ -71,17 +72,34 @@ func (p *Progress) Func() func(done, total int) {
 }
 
 // Phase shows what runs now beside the bar, e.g. "epoch 3: measuring
-// held-out likelihood", and redraws at once, so a long phase that makes no
-// step of progress is labelled while it runs. An empty phase removes the
-// label. A phase change is always drawn: set it when a phase starts, not in
-// an inner loop.
+// held-out likelihood", so a long phase that makes no step of progress is
+// labelled while it runs. An empty phase removes the label. A change is
+// drawn at once, or, if the bar was drawn less than 100 ms ago, as soon as
+// that interval has passed: phases changing faster than that still cost at
+// most ten redraws a second, and the phase that lasts is always shown.
 func (p *Progress) Phase(phase string) {
 	p.mu.Lock()
-	changed := p.phase != phase
+	defer p.mu.Unlock()
+	if p.phase == phase {
+		return
+	}
 	p.phase = phase
-	p.mu.Unlock()
-	if changed {
+	wait := progressInterval - p.now().Sub(p.last)
+	switch {
+	case p.deferred:
+		// The pending redraw shows the latest phase.
+	case wait <= 0:
+		p.mu.Unlock()
 		p.redraw(true)
+		p.mu.Lock()
+	default:
+		p.deferred = true
+		time.AfterFunc(wait, func() {
+			p.mu.Lock()
+			p.deferred = false
+			p.mu.Unlock()
+			p.redraw(true)
+		})
 	}
 }
 

@@ -79,6 +79,7 @@ func TestProgressThrottle(t *testing.T) {
 		t.Errorf("last redraw %+v, want the completed bar", last)
 	}
 	n := len(r.progress)
+	c.advance(progressInterval)
 	p.Phase("epoch 3: measuring held-out likelihood")
 	p.Phase("epoch 3: measuring held-out likelihood") // unchanged: not redrawn
 	if len(r.progress) != n+1 || r.progress[n].Phase != "epoch 3: measuring held-out likelihood" {
@@ -93,6 +94,39 @@ func TestProgressThrottle(t *testing.T) {
 	p.Done()
 	if last := r.progress[len(r.progress)-1]; last.Phase != "" {
 		t.Errorf("Done keeps the phase %q", last.Phase)
+	}
+}
+
+// TestProgressPhaseThrottle checks that phases changing faster than ten a
+// second are drawn late rather than each at once, and that the last one is
+// drawn.
+func TestProgressPhaseThrottle(t *testing.T) {
+	p, _, r := newFakeBar(t, "fit", 10)
+	for e := 1; e <= 50; e++ { // the fake clock stands still: all within 100 ms
+		p.Phase(fmt.Sprintf("epoch %d: measuring held-out likelihood", e))
+	}
+	r.mu.Lock()
+	early := len(r.progress)
+	r.mu.Unlock()
+	if early != 1 { // the draw at creation only
+		t.Errorf("%d redraws right after 50 phase changes, want 1", early)
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		r.mu.Lock()
+		n := len(r.progress)
+		var last ProgressState
+		if n > 0 {
+			last = r.progress[n-1]
+		}
+		r.mu.Unlock()
+		if n == 2 && last.Phase == "epoch 50: measuring held-out likelihood" {
+			break
+		}
+		if n > 2 || time.Now().After(deadline) {
+			t.Fatalf("%d redraws, last phase %q; want one deferred redraw of epoch 50", n, last.Phase)
+		}
+		time.Sleep(10 * time.Millisecond)
 	}
 }
 
