@@ -178,6 +178,9 @@ func IsComplete(code string) (status, indent string) {
 	if trimmed == "" || strings.HasPrefix(trimmed, "%") || strings.HasPrefix(trimmed, "!") {
 		return "complete", ""
 	}
+	if _, _, help := helpQuery(code); help {
+		return "complete", ""
+	}
 	fset := token.NewFileSet()
 	file := fset.AddFile("", -1, len(code))
 	var s scanner.Scanner

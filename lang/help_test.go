@@ -107,3 +107,12 @@ func TestCompleteUnexecuted(t *testing.T) {
 		}
 	}
 }
+
+// TestIsCompleteHelp checks that a console runs help cells at once.
+func TestIsCompleteHelp(t *testing.T) {
+	for _, code := range []string{"rbm.NewChains?", "f??", "?x"} {
+		if got, _ := IsComplete(code); got != "complete" {
+			t.Errorf("IsComplete(%q) = %s, want complete", code, got)
+		}
+	}
+}
