@@ -2,7 +2,6 @@ package lang
 
 import (
 	"go/ast"
-	"go/parser"
 	"go/scanner"
 	"go/token"
 	"regexp"
@@ -64,12 +63,6 @@ func (s *Session) keepFuncSource(name, decl string, f *ast.FuncDecl, prefix int)
 // func and type declarations, var and const names and := assignments.
 func (s *Session) codeScope(code string) (imports map[string]string, names map[string]string) {
 	imports, names = map[string]string{}, map[string]string{}
-	// A complete program parses: take its imports exactly.
-	if f, err := parser.ParseFile(token.NewFileSet(), "", code, parser.ImportsOnly); err == nil {
-		for _, im := range f.Imports {
-			s.addImport(imports, im)
-		}
-	}
 	toks := scanTokens(code)
 	for i := 0; i < len(toks); i++ {
 		t := toks[i]
@@ -115,7 +108,7 @@ func (s *Session) scanImports(toks []scanned, imports map[string]string) int {
 			alias, i = toks[i].lit, i+1
 		}
 		if i < len(toks) && toks[i].tok == token.STRING {
-			s.addImport(imports, &ast.ImportSpec{Name: identOrNil(alias), Path: &ast.BasicLit{Value: toks[i].lit}})
+			s.addImport(imports, alias, strings.Trim(toks[i].lit, "\"`"))
 			return i + 1
 		}
 		return i
@@ -134,23 +127,16 @@ func (s *Session) scanImports(toks []scanned, imports map[string]string) int {
 	return spec(0)
 }
 
-func identOrNil(name string) *ast.Ident {
-	if name == "" {
-		return nil
-	}
-	return ast.NewIdent(name)
-}
-
-// addImport adds an import spec to imports under the name cells use: the
-// alias, or the package's own name from the symbol tables.
-func (s *Session) addImport(imports map[string]string, im *ast.ImportSpec) {
-	p := strings.Trim(im.Path.Value, "\"`")
+// addImport adds the import of path p to imports under the name cells use:
+// alias, or the package's own name from the symbol tables. Paths without a
+// symbol table cannot be completed and are left out.
+func (s *Session) addImport(imports map[string]string, alias, p string) {
 	if _, known := s.exports[p]; !known {
 		return
 	}
 	name := s.names[p]
-	if im.Name != nil {
-		name = im.Name.Name
+	if alias != "" {
+		name = alias
 	}
 	if name != "_" && name != "." && name != "" {
 		imports[name] = p
