@@ -33,6 +33,13 @@ type cellOutput struct {
 	buf       strings.Builder // stream text not sent yet
 	timer     *time.Timer     // sends buf after streamFlushDelay
 	tailSince time.Time       // when the unterminated last line in buf began
+	published time.Time       // when the cell's last output was published
+}
+
+// publishLocked publishes one output of the cell on iopub; o.mu is held.
+func (o *cellOutput) publishLocked(msgType string, content map[string]any) {
+	o.k.publish(o.req, msgType, content)
+	o.published = time.Now()
 }
 
 // Stream text coalescing bounds.
@@ -43,8 +50,14 @@ const (
 )
 
 // inputSettle bounds how long an input_request waits for the output
-// published before it to be sent.
-const inputSettle = 200 * time.Millisecond
+// published before it to be sent. inputGrace is how long after that output
+// it is sent at the earliest: a front end's server relays iopub and stdin
+// from separate sockets, and an output relayed after the request would be
+// drawn below the input box.
+const (
+	inputSettle = 200 * time.Millisecond
+	inputGrace  = 200 * time.Millisecond
+)
 
 func (o *cellOutput) Stream(name, text string) {
 	if o.silent || text == "" {
@@ -82,7 +95,7 @@ func (o *cellOutput) timedFlush() {
 		return
 	}
 	if lines > 0 {
-		o.k.publish(o.req, "stream", map[string]any{"name": o.name, "text": text[:lines]})
+		o.publishLocked("stream", map[string]any{"name": o.name, "text": text[:lines]})
 		o.buf.Reset()
 		o.buf.WriteString(text[lines:])
 	}
@@ -117,7 +130,7 @@ func (o *cellOutput) flushLocked() {
 	if o.buf.Len() == 0 {
 		return
 	}
-	o.k.publish(o.req, "stream", map[string]any{"name": o.name, "text": o.buf.String()})
+	o.publishLocked("stream", map[string]any{"name": o.name, "text": o.buf.String()})
 	o.buf.Reset()
 }
 
@@ -138,7 +151,7 @@ func (o *cellOutput) Display(data, metadata, transient map[string]any, update bo
 	if update {
 		t = "update_display_data"
 	}
-	o.k.publish(o.req, t, map[string]any{"data": data, "metadata": metadata, "transient": transient})
+	o.publishLocked(t, map[string]any{"data": data, "metadata": metadata, "transient": transient})
 }
 
 func (o *cellOutput) ClearOutput(wait bool) {
@@ -148,7 +161,7 @@ func (o *cellOutput) ClearOutput(wait bool) {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	o.flushLocked()
-	o.k.publish(o.req, "clear_output", map[string]any{"wait": wait})
+	o.publishLocked("clear_output", map[string]any{"wait": wait})
 }
 
 // errStdinNotAllowed is returned by Input when the frontend does not accept input requests.
@@ -166,9 +179,13 @@ func (o *cellOutput) Input(prompt string, password bool) (string, error) {
 		prompt = o.takePromptLocked()
 	}
 	o.flushLocked()
+	last := o.published
 	o.mu.Unlock()
 	k := o.k
 	k.iopub.Settle(inputSettle)
+	if wait := inputGrace - time.Since(last); wait > 0 {
+		time.Sleep(wait)
+	}
 	k.inputMu.Lock()
 	defer k.inputMu.Unlock()
 	select { // drop a stale reply

@@ -50,12 +50,16 @@ async function runCell(page, code, { wait = true } = {}) {
   return { cell, index };
 }
 
-// finished waits until cell index shows an execution count (In [n]:).
+// finished waits until cell index shows an execution count (In [n]:) and
+// the kernel is idle again: the execute_reply comes on the shell channel,
+// the outputs and the idle status on iopub, so only the idle status says
+// that every output of the cell has arrived.
 async function finished(page, index, timeout = stepTimeout) {
   await page.waitForFunction(
     (i) => {
       const c = window.Jupyter.notebook.get_cell(i);
-      return c && c.input_prompt_number !== '*' && c.input_prompt_number !== undefined && c.input_prompt_number !== null;
+      return c && c.input_prompt_number !== '*' && c.input_prompt_number !== undefined && c.input_prompt_number !== null &&
+        document.querySelector('#kernel_indicator_icon.kernel_idle_icon');
     },
     index,
     { timeout },
@@ -133,7 +137,9 @@ try {
   await box.waitFor();
   const prompt = await ask.cell.locator('.raw_input_prompt').innerText();
   check(prompt.trim() === 'Your name:', `input prompt ${JSON.stringify(prompt)}`);
-  // The box comes after the line printed before it.
+  // The box comes after the line printed before it (which may come late, and
+  // then below the box: the failure this checks).
+  await ask.cell.locator('.output_area .output_text', { hasText: 'before the prompt' }).waitFor({ timeout: 10_000 });
   const order = await ask.cell.evaluate((el) => {
     const text = el.querySelector('.output_area .output_text');
     const input = el.querySelector('.raw_input_container');
