@@ -18,8 +18,11 @@ import (
 // to it without knowing about notebooks:
 //
 //	bar := display.NewProgress("training", 0)
-//	trainer.Progress = bar.Func()       // func(done, total int)
-//	trainer.OnPhase = bar.PhaseFunc()   // func(phase string), where an API has such a hook
+//	trainer.Progress = bar.Func() // func(done, total int)
+//	bar.Phase("epoch 3: measuring held-out likelihood")
+//
+// An API that announces its phases through a func(phase string) hook takes
+// bar.PhaseFunc().
 type Progress struct {
 	// Label names the bar; it is read at each redraw.
 	Label string
