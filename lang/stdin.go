@@ -2,8 +2,10 @@ package lang
 
 import (
 	"io"
+	"os"
 	"reflect"
 	"sync"
+	"time"
 
 	"github.com/traefik/yaegi/interp"
 )
@@ -19,8 +21,9 @@ import (
 // input.
 //
 // os.Stdin is an *os.File in Go; in cells it is this reader, which has the
-// methods programs use on standard input (Read, Close, Name), so
-// `var f *os.File = os.Stdin` does not compile in a cell.
+// methods programs use on standard input (Read, Close, Name, and Stat, which
+// describes an interactive terminal), so `var f *os.File = os.Stdin` does
+// not compile in a cell.
 type stdinReader struct {
 	s *Session
 
@@ -64,6 +67,20 @@ func (r *stdinReader) Close() error {
 
 // Name returns the name of the standard input, as (*os.File).Name does.
 func (r *stdinReader) Name() string { return "/dev/stdin" }
+
+// Stat describes the standard input as a character device, what programs
+// test to tell a person typing from piped input: input comes from a person.
+func (r *stdinReader) Stat() (os.FileInfo, error) { return stdinInfo{}, nil }
+
+// stdinInfo is the os.FileInfo of the cells' standard input.
+type stdinInfo struct{}
+
+func (stdinInfo) Name() string       { return "stdin" }
+func (stdinInfo) Size() int64        { return 0 }
+func (stdinInfo) Mode() os.FileMode  { return os.ModeDevice | os.ModeCharDevice | 0o620 }
+func (stdinInfo) ModTime() time.Time { return time.Time{} }
+func (stdinInfo) IsDir() bool        { return false }
+func (stdinInfo) Sys() any           { return nil }
 
 // stdinExports binds os.Stdin in cells to r. The executor's own standard
 // input is not the user's (it is /dev/null under the kernel), so leaving

@@ -68,6 +68,20 @@ func TestStdinReaders(t *testing.T) {
 	}
 }
 
+// TestStdinStat checks that os.Stdin looks like a terminal to a program
+// that asks, and keeps the other *os.File methods programs call.
+func TestStdinStat(t *testing.T) {
+	s := sharedSession(t)
+	out := &lineOutput{}
+	res := s.Execute(t.Context(), "import (\"fmt\"; \"os\")\nfi, err := os.Stdin.Stat()\nfmt.Println(err, fi.Mode()&os.ModeCharDevice != 0, fi.IsDir(), os.Stdin.Name(), os.Stdin.Close())", out)
+	if res.Err != nil {
+		t.Fatal(res.Err)
+	}
+	if got, want := out.stdout.String(), "<nil> true false /dev/stdin <nil>\n"; got != want {
+		t.Errorf("stdout %q, want %q", got, want)
+	}
+}
+
 // TestStdinRefused checks EOF when the front end does not accept input.
 func TestStdinRefused(t *testing.T) {
 	s := sharedSession(t)
