@@ -32,14 +32,16 @@ func TestHelpQuery(t *testing.T) {
 // the signature then the source of a function declared in a cell.
 func TestHelpCells(t *testing.T) {
 	s := newSession(t)
-	mustRun(t, s, "// double doubles.\nfunc double(x int) int {\n\treturn 2 * x // twice\n}")
+	mustRun(t, s, "import \"strings\"\n// double doubles.\nfunc double(x int) int {\n\treturn 2 * x // twice\n}")
 	for _, c := range []struct {
 		code, want, not string
 	}{
 		{"rbm.NewChains?", "func NewChains(", ""},
 		{"double?", "func double(x int) int", "return 2 * x"},
 		{"double??", "func double(x int) int {\n\treturn 2 * x // twice\n}", ""},
-		{"rbm.NewChains??", "its source is not part of the session", ""},
+		{"rbm.NewChains??", "// rbmcore/rbm/gibbs.go:", ""},
+		{"rbm.NewChains??", "func NewChains(m *RBM, b int, seed uint64) (*Chains, error) {\n", ""},
+		{"strings.Fields??", "its source is not part of the session", ""},
 	} {
 		rec, res := run(t, s, c.code)
 		if res.Err != nil {

@@ -64,10 +64,13 @@ func (s *Session) describe(expr string, detail int) string {
 		if hasDoc {
 			text = strings.TrimSpace(d)
 		}
-		if text != "" && detail > 0 {
-			text += "\n\n(compiled Go in package " + p + ": its source is not part of the session)"
+		if text == "" || detail == 0 {
+			return text
 		}
-		return text
+		if src, ok := stdlib.Source(key); ok {
+			return text + "\n\n" + src
+		}
+		return text + "\n\n(compiled Go in package " + p + ": its source is not part of the session)"
 	}
 	// A function declared in a cell: its signature, or its source.
 	if src, ok := s.sources[expr]; ok && s.decls[expr] == "func" {

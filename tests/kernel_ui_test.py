@@ -82,6 +82,14 @@ class HelpTest(KernelFixture):
         self.assertEqual(len(self.displayed(outputs)), 1, outputs)
         self.assertNotIn("three times", self.displayed(outputs)[0])
 
+    def test_double_question_mark_shows_rbmcore_source(self):
+        content, outputs = self.run_cell("rbm.NewChains??")
+        self.assertEqual(content["status"], "ok", content)
+        shown = self.displayed(outputs)
+        self.assertEqual(len(shown), 1, outputs)
+        self.assertIn("// rbmcore/rbm/", shown[0])
+        self.assertIn("func NewChains(m *RBM, b int, seed uint64) (*Chains, error) {\n", shown[0])
+
     def test_unknown_name(self):
         content, outputs = self.run_cell("nosuchthing?")
         self.assertEqual(content["status"], "ok", content)
