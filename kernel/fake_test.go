@@ -19,6 +19,7 @@ import (
 //	fail              an error result (slowfail: after 200 ms)
 //	loop              block until interrupted
 //	input PROMPT      read a line (password if PROMPT starts with "pw")
+//	ask TEXT          print TEXT ("|" for a newline) on stdout, then read a line with no prompt
 //	panic             panic inside the executor
 //	nan               an execute_result JSON cannot encode
 type fakeExecutor struct{}
@@ -64,6 +65,14 @@ func (fakeExecutor) Execute(ctx context.Context, code string, opts ExecOptions, 
 		}
 	case "input":
 		s, err := out.Input(arg, strings.HasPrefix(arg, "pw"))
+		if err != nil {
+			res.Err = &ExecError{Name: "InputError", Value: err.Error()}
+			break
+		}
+		out.Stream("stdout", "got "+s)
+	case "ask":
+		out.Stream("stdout", strings.ReplaceAll(arg, "|", "\n"))
+		s, err := out.Input("", false)
 		if err != nil {
 			res.Err = &ExecError{Name: "InputError", Value: err.Error()}
 			break

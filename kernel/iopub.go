@@ -156,6 +156,27 @@ func (p *publisher) Publish(frames [][]byte) {
 	}
 }
 
+// Settle waits until every subscriber has been sent what is queued for it,
+// or until timeout: a message on another socket (an input_request on stdin)
+// then reaches a front end after the output published before it.
+func (p *publisher) Settle(timeout time.Duration) {
+	deadline := time.Now().Add(timeout)
+	for {
+		p.mu.Lock()
+		busy := false
+		for s := range p.subs {
+			s.mu.Lock()
+			busy = busy || s.bytes > 0
+			s.mu.Unlock()
+		}
+		p.mu.Unlock()
+		if !busy || time.Now().After(deadline) {
+			return
+		}
+		time.Sleep(2 * time.Millisecond)
+	}
+}
+
 // Close stops accepting subscribers, lets every subscriber's goroutine send
 // what is queued for up to drain, then disconnects them all. A handshake in
 // progress is abandoned when it completes.

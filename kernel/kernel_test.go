@@ -337,6 +337,33 @@ func TestInput(t *testing.T) {
 	}
 }
 
+// TestInputPromptFromStdout checks that the unfinished line a cell printed
+// before reading stdin is the input_request's prompt and no stream message,
+// while the complete lines before it are published first.
+func TestInputPromptFromStdout(t *testing.T) {
+	c, _, _ := startKernel(t, nil)
+	req := c.request(c.shell, "execute_request", map[string]any{"code": "ask first line|Name: ", "allow_stdin": true})
+	ir := c.next(c.stdinIn, "input_request")
+	if p := content(t, ir)["prompt"]; p != "Name: " {
+		t.Errorf("prompt %q, want %q", p, "Name: ")
+	}
+	in, _ := newMessage(c.session, "input_reply", ir, map[string]any{"value": "Ada"})
+	in.Identities = nil
+	if err := c.stdin.SendMulti(zmq4.NewMsgFrom(in.Frames(c.signer)...)); err != nil {
+		t.Fatal(err)
+	}
+	c.reply(c.shellIn, req)
+	var streams []string
+	for _, m := range c.iopubUntilIdle(req) {
+		if m.Header.MsgType == "stream" {
+			streams = append(streams, content(t, m)["text"].(string))
+		}
+	}
+	if got := strings.Join(streams, ""); got != "first line\ngot Ada" {
+		t.Errorf("stdout %q, want the line before the prompt and the answer only", got)
+	}
+}
+
 func TestShutdown(t *testing.T) {
 	for _, restart := range []bool{false, true} {
 		c, _, done := startKernel(t, nil)

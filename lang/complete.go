@@ -32,7 +32,9 @@ func isIdentByte(b byte) bool {
 
 // Complete completes the identifier before cursor (a byte offset in code):
 // names in scope, members of packages (fmt., mat., rbm.) and fields and
-// methods of variables, including methods of types declared in cells.
+// methods of variables, including methods of types declared in cells. The
+// imports and declarations of code itself count before code has run
+// (`import "math"` in the cell: math.Sqr completes to math.Sqrt).
 func (s *Session) Complete(code string, cursor int) Completion {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -47,13 +49,22 @@ func (s *Session) Complete(code string, cursor int) Completion {
 	}
 	prefix := code[start:cursor]
 	cands := map[string]string{}
+	imports, declared := s.codeScope(code)
+	for n, p := range s.imports {
+		if _, own := imports[n]; !own { // the code's own import wins: it is what will run
+			imports[n] = p
+		}
+	}
 	if start > 0 && code[start-1] == '.' {
 		b := start - 1
 		for b > 0 && (isIdentByte(code[b-1]) || code[b-1] == '.') {
 			b--
 		}
-		s.members(code[b:start-1], cands)
+		s.members(code[b:start-1], imports, cands)
 	} else {
+		for n, kind := range declared {
+			cands[n] = kind
+		}
 		for _, n := range s.userNames() {
 			cands[n] = "variable"
 			if k := s.decls[n]; k == "func" {
@@ -62,7 +73,7 @@ func (s *Session) Complete(code string, cursor int) Completion {
 				cands[n] = "type"
 			}
 		}
-		for n := range s.imports {
+		for n := range imports {
 			cands[n] = "module"
 		}
 		cands["ctx"] = "variable"
@@ -86,9 +97,10 @@ func (s *Session) Complete(code string, cursor int) Completion {
 	return c
 }
 
-// members adds the members of base (a package name or a variable expression).
-func (s *Session) members(base string, cands map[string]string) {
-	if p, ok := s.imports[base]; ok {
+// members adds the members of base (a package name in imports or a
+// variable expression).
+func (s *Session) members(base string, imports map[string]string, cands map[string]string) {
+	if p, ok := imports[base]; ok {
 		for name, v := range s.exports[p] {
 			kind := "variable"
 			switch {
@@ -164,6 +176,9 @@ func (s *Session) cellTypeOf(v reflect.Value) string {
 func IsComplete(code string) (status, indent string) {
 	trimmed := strings.TrimSpace(code)
 	if trimmed == "" || strings.HasPrefix(trimmed, "%") || strings.HasPrefix(trimmed, "!") {
+		return "complete", ""
+	}
+	if _, _, help := helpQuery(code); help {
 		return "complete", ""
 	}
 	fset := token.NewFileSet()

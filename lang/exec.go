@@ -333,6 +333,7 @@ func (s *Session) recordDecl(text string) {
 		case *ast.FuncDecl:
 			if x.Recv == nil {
 				s.decls[x.Name.Name] = "func"
+				s.keepFuncSource(x.Name.Name, text, x, len("package main;"))
 			}
 		case *ast.GenDecl:
 			for _, sp := range x.Specs {

@@ -9,14 +9,22 @@ import (
 	"github.com/harmonium-rbm/harmonium/stdlib"
 )
 
-// Inspect describes the name at cursor (a byte offset): for compiled
-// functions, types, methods and constants their signature and Go doc comment
-// (extracted at build time), for cell variables their type and a summary, for
-// cell functions and types their source. found is false if nothing is known.
+// Inspect describes the name at cursor (a byte offset) or, as IPython does,
+// the function whose call's parentheses are open at cursor
+// (`rbm.NewChains(|`): for compiled functions, types, methods and constants
+// their signature and Go doc comment (extracted at build time), for cell
+// variables their type and a summary, for cell functions and types their
+// signature, or their whole source at detail level 1 and above. found is
+// false if nothing is known.
 func (s *Session) Inspect(code string, cursor, detail int) (data map[string]any, found bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	cursor = max(0, min(cursor, len(code)))
+	if call := enclosingCall(code, cursor); call != "" {
+		if text := s.describe(call, detail); text != "" {
+			return map[string]any{"text/plain": text}, true
+		}
+	}
 	start := cursor
 	for start > 0 && (isIdentByte(code[start-1]) || code[start-1] == '.') {
 		start--
@@ -29,14 +37,16 @@ func (s *Session) Inspect(code string, cursor, detail int) (data map[string]any,
 	if expr == "" {
 		return nil, false
 	}
-	text := s.describe(expr)
+	text := s.describe(expr, detail)
 	if text == "" {
 		return nil, false
 	}
 	return map[string]any{"text/plain": text}, true
 }
 
-func (s *Session) describe(expr string) string {
+// describe is the inspection text of expr; detail 1 asks for source where
+// there is some (functions and types declared in cells).
+func (s *Session) describe(expr string, detail int) string {
 	parts := strings.Split(expr, ".")
 	// Package member, or method of a package type: pkg.Name[.Method].
 	if p, ok := s.imports[parts[0]]; ok {
@@ -50,13 +60,24 @@ func (s *Session) describe(expr string) string {
 		if v, ok := s.exports[p][parts[1]]; ok && len(parts) == 2 {
 			sig = signature(parts[0]+"."+parts[1], v)
 		}
-		switch {
-		case hasDoc:
-			return strings.TrimSpace(d)
-		case sig != "":
-			return sig
+		text := sig
+		if hasDoc {
+			text = strings.TrimSpace(d)
 		}
-		return ""
+		if text == "" || detail == 0 {
+			return text
+		}
+		if src, ok := stdlib.Source(key); ok {
+			return text + "\n\n" + src
+		}
+		return text + "\n\n(compiled Go in package " + p + ": its source is not part of the session)"
+	}
+	// A function declared in a cell: its signature, or its source.
+	if src, ok := s.sources[expr]; ok && s.decls[expr] == "func" {
+		if detail > 0 {
+			return src + "\n"
+		}
+		return firstLine(src) + "\n\n(declared in a cell; " + expr + "?? shows its source)"
 	}
 	// A variable (or a field/method chain on one).
 	if v, ok := s.probe(expr); ok && v.IsValid() {
@@ -82,7 +103,11 @@ func (s *Session) describe(expr string) string {
 		var sb strings.Builder
 		sb.WriteString(rec.decl + "\n")
 		for _, m := range sortedKeys(rec.methods) {
-			sb.WriteString("\n" + firstLine(rec.methods[m]))
+			if detail > 0 {
+				sb.WriteString("\n" + rec.methods[m] + "\n")
+			} else {
+				sb.WriteString("\n" + firstLine(rec.methods[m]))
+			}
 		}
 		return sb.String()
 	}

@@ -352,7 +352,7 @@ func helpText() string {
 	for _, k := range sortedKeys(Magics) {
 		sb.WriteString("  " + Magics[k] + "\n")
 	}
-	sb.WriteString("\nDisplay: display.Show(v), .HTML, .Markdown, .LaTeX, .JSON, .PNG, .JPEG, .SVG, .Clear, display.NewProgress(label, total).\n")
+	sb.WriteString("\nDisplay: display.Show(v), .HTML, .Markdown, .LaTeX, .JSON, .PNG, .JPEG, .SVG, .Clear, display.NewProgress(label, total) with .Func() and .Phase(text).\n")
 	sb.WriteString("A cell's last expression is shown richly (plots, images, matrices, types with HTML()/Markdown()/PNG()/SVG() methods).\n")
 	return sb.String()
 }

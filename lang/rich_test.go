@@ -61,7 +61,7 @@ func TestTerminalProgress(t *testing.T) {
 	defer s.Close()
 	rec := &recorder{}
 	s.Execute(context.Background(), "b := display.NewProgress(\"p\", 2)\nb.Done()", rec)
-	if got := rec.stderr.String(); !strings.Contains(got, "\rp [") || !strings.HasSuffix(got, "2/2\n") || len(rec.displays) != 0 {
+	if got := rec.stderr.String(); !strings.Contains(got, "\rp 100% [") || !strings.Contains(got, " 2/2 [00:00<00:00, ") || !strings.HasSuffix(got, "it/s]\n") || len(rec.displays) != 0 {
 		t.Errorf("terminal bar = %q (displays %d)", got, len(rec.displays))
 	}
 }

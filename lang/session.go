@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"path"
 	"reflect"
@@ -74,6 +73,7 @@ type Session struct {
 	imports map[string]string                   // name in cells -> import path
 	handles map[string]bool                     // variables holding a *display.Handle
 	decls   map[string]string                   // func/type/const names declared by cells -> kind
+	sources map[string]string                   // source of the functions declared by cells, by name
 	types   map[string]*typeRec                 // types declared by cells, by user-visible name
 	renames map[string]string                   // redefined type name -> current internal name
 	pending pendingTypes                        // renames of the running cell
@@ -138,8 +138,9 @@ func New(opts Options) (*Session, error) {
 
 // reset replaces the interpreter by a fresh one (session start and %reset).
 func (s *Session) reset() error {
+	stdin := &stdinReader{s: s}
 	s.in = interp.New(interp.Options{
-		Stdin:        &stdinReader{s: s},
+		Stdin:        stdin,
 		Stdout:       s.stdout,
 		Stderr:       s.yerr,
 		Unrestricted: true,
@@ -159,6 +160,9 @@ func (s *Session) reset() error {
 	}
 	if err := s.in.Use(stdlib.Symbols); err != nil {
 		return fmt.Errorf("loading the preloaded package symbols: %w", err)
+	}
+	if err := s.in.Use(stdinExports(stdin)); err != nil {
+		return fmt.Errorf("binding os.Stdin: %w", err)
 	}
 	if err := s.in.Use(wrapperExports); err != nil {
 		return fmt.Errorf("loading the wrappers of unnamed interfaces: %w", err)
@@ -422,27 +426,24 @@ func (s *Session) Clear(wait bool) {
 
 // Progress implements display.Sink: an HTML bar updated in place, or a text
 // bar redrawn with carriage returns in terminal mode.
-func (s *Session) Progress(id, label string, done, total int) {
+func (s *Session) Progress(id string, st display.ProgressState) {
 	c := s.current()
 	if c == nil || c.out == nil {
 		return
 	}
 	if s.opts.Terminal {
 		end := ""
-		if total > 0 && done >= total {
+		if st.Total > 0 && st.Done >= st.Total {
 			end = "\n"
 		}
-		c.out.Stream("stderr", "\r"+display.ProgressText(label, done, total, 30)+end)
+		c.out.Stream("stderr", "\r"+st.Text(30)+end)
 		return
 	}
 	s.curMu.Lock()
 	seen := s.progress[id]
 	s.progress[id] = true
 	s.curMu.Unlock()
-	data := map[string]any{
-		"text/html":  display.ProgressHTML(label, done, total),
-		"text/plain": display.ProgressText(label, done, total, 30),
-	}
+	data := map[string]any{"text/html": st.HTML(), "text/plain": st.Text(30)}
 	c.out.Display(data, map[string]any{}, map[string]any{"display_id": id}, seen)
 }
 
@@ -527,6 +528,9 @@ func bundleOf(v any) (map[string]any, map[string]any) {
 
 // runCell dispatches magics and Go code.
 func (s *Session) runCell(ctx context.Context, c *cell, code string) *Error {
+	if s.help(c, code) { // x? and x??
+		return nil
+	}
 	if strings.HasPrefix(strings.TrimLeft(code, " \t\r\n"), "%%") {
 		return s.cellMagic(ctx, c, strings.TrimLeft(code, " \t\r\n"))
 	}
@@ -572,31 +576,6 @@ func sortedKeys[V any](m map[string]V) []string {
 }
 
 var errInterrupted = errors.New("execution interrupted")
-
-// stdinReader is the interpreter's standard input (fmt.Scan and friends): each
-// line is asked of the running cell's front end (input_request in Jupyter).
-type stdinReader struct {
-	s   *Session
-	buf []byte
-}
-
-func (r *stdinReader) Read(p []byte) (int, error) {
-	if len(r.buf) == 0 {
-		c := r.s.current()
-		if c == nil || c.out == nil {
-			return 0, io.EOF
-		}
-		r.s.stdout.Sync() // show what was printed before the prompt
-		line, err := c.out.Input("", false)
-		if err != nil {
-			return 0, io.EOF
-		}
-		r.buf = []byte(line + "\n")
-	}
-	n := copy(p, r.buf)
-	r.buf = r.buf[n:]
-	return n, nil
-}
 
 // Evaluate runs expr (e.g. a user_expressions entry) as a cell whose output is
 // discarded and returns its value.

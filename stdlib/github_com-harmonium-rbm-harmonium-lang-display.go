@@ -22,8 +22,6 @@ func init() {
 		"NewProgress":  reflect.ValueOf(display.NewProgress),
 		"PNG":          reflect.ValueOf(display.PNG),
 		"PlotSize":     reflect.ValueOf(&display.PlotSize).Elem(),
-		"ProgressHTML": reflect.ValueOf(display.ProgressHTML),
-		"ProgressText": reflect.ValueOf(display.ProgressText),
 		"SVG":          reflect.ValueOf(display.SVG),
 		"SetSink":      reflect.ValueOf(display.SetSink),
 		"Show":         reflect.ValueOf(display.Show),
@@ -31,16 +29,17 @@ func init() {
 		"Unwrap":       reflect.ValueOf(display.Unwrap),
 
 		// type definitions
-		"HTMLer":     reflect.ValueOf((*display.HTMLer)(nil)),
-		"Handle":     reflect.ValueOf((*display.Handle)(nil)),
-		"LaTeXer":    reflect.ValueOf((*display.LaTeXer)(nil)),
-		"MIMEBundle": reflect.ValueOf((*display.MIMEBundle)(nil)),
-		"Markdowner": reflect.ValueOf((*display.Markdowner)(nil)),
-		"PNGer":      reflect.ValueOf((*display.PNGer)(nil)),
-		"Progress":   reflect.ValueOf((*display.Progress)(nil)),
-		"Rich":       reflect.ValueOf((*display.Rich)(nil)),
-		"SVGer":      reflect.ValueOf((*display.SVGer)(nil)),
-		"Sink":       reflect.ValueOf((*display.Sink)(nil)),
+		"HTMLer":        reflect.ValueOf((*display.HTMLer)(nil)),
+		"Handle":        reflect.ValueOf((*display.Handle)(nil)),
+		"LaTeXer":       reflect.ValueOf((*display.LaTeXer)(nil)),
+		"MIMEBundle":    reflect.ValueOf((*display.MIMEBundle)(nil)),
+		"Markdowner":    reflect.ValueOf((*display.Markdowner)(nil)),
+		"PNGer":         reflect.ValueOf((*display.PNGer)(nil)),
+		"Progress":      reflect.ValueOf((*display.Progress)(nil)),
+		"ProgressState": reflect.ValueOf((*display.ProgressState)(nil)),
+		"Rich":          reflect.ValueOf((*display.Rich)(nil)),
+		"SVGer":         reflect.ValueOf((*display.SVGer)(nil)),
+		"Sink":          reflect.ValueOf((*display.Sink)(nil)),
 
 		// interface wrapper definitions
 		"_HTMLer":     reflect.ValueOf((*_github_com_harmonium_rbm_harmonium_lang_display_HTMLer)(nil)),
@@ -107,7 +106,7 @@ type _github_com_harmonium_rbm_harmonium_lang_display_Sink struct {
 	IValue    interface{}
 	WClear    func(wait bool)
 	WDisplay  func(data map[string]any, metadata map[string]any, id string, update bool)
-	WProgress func(id string, label string, done int, total int)
+	WProgress func(id string, st display.ProgressState)
 }
 
 func (W _github_com_harmonium_rbm_harmonium_lang_display_Sink) Clear(wait bool) {
@@ -116,6 +115,6 @@ func (W _github_com_harmonium_rbm_harmonium_lang_display_Sink) Clear(wait bool) 
 func (W _github_com_harmonium_rbm_harmonium_lang_display_Sink) Display(data map[string]any, metadata map[string]any, id string, update bool) {
 	W.WDisplay(data, metadata, id, update)
 }
-func (W _github_com_harmonium_rbm_harmonium_lang_display_Sink) Progress(id string, label string, done int, total int) {
-	W.WProgress(id, label, done, total)
+func (W _github_com_harmonium_rbm_harmonium_lang_display_Sink) Progress(id string, st display.ProgressState) {
+	W.WProgress(id, st)
 }

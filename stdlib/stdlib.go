@@ -70,6 +70,11 @@ var (
 	docs     map[string]string
 )
 
+// Source returns the source of a function or method of the session's own
+// packages (rbmcore, display, sweep), keyed as Doc is, with a first comment
+// line naming its file and line; ok is false for other packages.
+func Source(key string) (string, bool) { return Doc(key + "#source") }
+
 // Doc returns the signature and doc comment of a compiled package member,
 // keyed "importpath.Name" or "importpath.Type.Method" (and "importpath" for
 // the package itself).

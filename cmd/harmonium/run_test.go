@@ -96,7 +96,7 @@ func TestRunNotebookRoundTrip(t *testing.T) {
 	if strings.Contains(text, "\r") || !strings.Contains(text, "2/2") {
 		t.Errorf("progress stream not tidied: %q", text)
 	}
-	if !strings.Contains(stderr.String(), "\rfit [") {
+	if !strings.Contains(stderr.String(), "\rfit 100% [") {
 		t.Errorf("no terminal progress bar on stderr: %q", stderr.String())
 	}
 }

@@ -10,7 +10,8 @@
 //	h.Update(p2)                  // replaces it in place
 //	display.Markdown("**done**")
 //	bar := display.NewProgress("training", 100)
-//	tr.Fit(ctx, m, data, bar.Func()) // any func(done, total int) callback
+//	tr.Progress = bar.Func()      // any func(done, total int) callback
+//	bar.Phase("epoch 3: measuring held-out likelihood") // what runs now
 package display
 
 import (
@@ -28,8 +29,8 @@ type Sink interface {
 	Display(data, metadata map[string]any, id string, update bool)
 	// Clear clears the output of the current cell (after the next output if wait).
 	Clear(wait bool)
-	// Progress draws a progress bar; id is stable for one bar.
-	Progress(id, label string, done, total int)
+	// Progress draws a progress bar in state st; id is stable for one bar.
+	Progress(id string, st ProgressState)
 }
 
 var (

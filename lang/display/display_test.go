@@ -24,7 +24,7 @@ type sinkRecorder struct {
 	shown    []MIMEBundle
 	ids      []string
 	updates  []string
-	progress []string
+	progress []ProgressState
 	clears   int
 }
 
@@ -39,8 +39,10 @@ func (r *sinkRecorder) Display(data, _ map[string]any, id string, update bool) {
 	r.ids = append(r.ids, id)
 }
 func (r *sinkRecorder) Clear(bool) { r.clears++ }
-func (r *sinkRecorder) Progress(id, label string, done, total int) {
-	r.progress = append(r.progress, ProgressText(label, done, total, 10))
+func (r *sinkRecorder) Progress(id string, st ProgressState) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.progress = append(r.progress, st)
 }
 
 func withSink(t *testing.T) *sinkRecorder {
@@ -167,25 +169,6 @@ func TestRBMSummary(t *testing.T) {
 	}
 }
 
-func TestProgress(t *testing.T) {
-	r := withSink(t)
-	p := NewProgress("fit", 4)
-	f := p.Func()
-	for i := 1; i <= 4; i++ {
-		f(i, 4)
-	}
-	p.Done()
-	if len(r.progress) < 2 || r.progress[0] != "fit [..........]   0% 0/4" || r.progress[len(r.progress)-1] != "fit [##########] 100% 4/4" {
-		t.Errorf("progress draws %q", r.progress)
-	}
-	if got := ProgressText("x", 1, 4, 8); got != "x [##......]  25% 1/4" {
-		t.Errorf("ProgressText = %q", got)
-	}
-	if h := ProgressHTML("a<b", 1, 2); !strings.Contains(h, "a&lt;b") || !strings.Contains(h, `value="1"`) {
-		t.Errorf("ProgressHTML = %q", h)
-	}
-}
-
 func ExampleBundle() {
 	b := Bundle(mat.NewDense(1, 2, []float64{1, 2}))
 	fmt.Println(b["text/html"])
@@ -193,9 +176,4 @@ func ExampleBundle() {
 	// <table class="hm-matrix"><caption>1×2 *mat.Dense</caption>
 	// <tr><td>1</td><td>2</td></tr>
 	// </table>
-}
-
-func ExampleProgressText() {
-	fmt.Println(ProgressText("training", 5, 10, 20))
-	// Output: training [##########..........]  50% 5/10
 }

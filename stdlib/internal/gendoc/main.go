@@ -1,7 +1,9 @@
 // Command gendoc extracts the Go doc comments and signatures of the packages
 // whose yaegi symbol tables are in a directory (found from the "Code generated
 // by 'yaegi extract PATH'" headers), plus a few standard library packages,
-// into a gzipped JSON map used by notebook inspection. Its output is
+// into a gzipped JSON map used by notebook inspection; for the packages of
+// this module it also keeps the source of every function and method (`f??`
+// in a notebook). Its output is
 // deterministic, so `make generate` reproduces it exactly.
 //
 // Usage: gendoc -dir DIR -o docs.json.gz [stdlib packages...]
@@ -99,28 +101,44 @@ func addPackage(docs map[string]string, path string) error {
 	dir, list, _ := strings.Cut(strings.TrimSpace(string(outb)), "|")
 	fset := token.NewFileSet()
 	var files []*ast.File
+	texts := map[string][]byte{}
 	for _, name := range strings.Split(list, ",") {
-		f, err := parser.ParseFile(fset, filepath.Join(dir, name), nil, parser.ParseComments)
+		file := filepath.Join(dir, name)
+		text, err := os.ReadFile(file)
+		if err != nil {
+			return err
+		}
+		f, err := parser.ParseFile(fset, file, text, parser.ParseComments)
 		if err != nil {
 			return err
 		}
 		files = append(files, f)
+		texts[file] = text
 	}
-	p, err := doc.NewFromFiles(fset, files, path)
+	p, err := doc.NewFromFiles(fset, files, path, doc.PreserveAST)
 	if err != nil {
 		return err
 	}
+	// The session's own packages also get the source of their functions and
+	// methods, for `f??` in a notebook.
+	withSource := strings.HasPrefix(path, modulePath+"/")
+	fun := func(key string, f *doc.Func) {
+		docs[key] = decl(fset, f.Decl) + "\n\n" + f.Doc
+		if withSource {
+			docs[key+sourceSuffix] = source(fset, texts, path, f.Decl)
+		}
+	}
 	docs[path] = "package " + p.Name + " // import \"" + path + "\"\n\n" + p.Doc
 	for _, f := range p.Funcs {
-		docs[path+"."+f.Name] = decl(fset, f.Decl) + "\n\n" + f.Doc
+		fun(path+"."+f.Name, f)
 	}
 	for _, t := range p.Types {
 		docs[path+"."+t.Name] = decl(fset, t.Decl) + "\n\n" + t.Doc
 		for _, f := range t.Funcs {
-			docs[path+"."+f.Name] = decl(fset, f.Decl) + "\n\n" + f.Doc
+			fun(path+"."+f.Name, f)
 		}
 		for _, m := range t.Methods {
-			docs[path+"."+t.Name+"."+m.Name] = decl(fset, m.Decl) + "\n\n" + m.Doc
+			fun(path+"."+t.Name+"."+m.Name, m)
 		}
 		values(docs, fset, path, t.Consts)
 		values(docs, fset, path, t.Vars)
@@ -137,6 +155,26 @@ func values(docs map[string]string, fset *token.FileSet, path string, vs []*doc.
 			docs[path+"."+n] = text
 		}
 	}
+}
+
+// modulePath is the module whose packages' sources are kept.
+const modulePath = "github.com/harmonium-rbm/harmonium"
+
+// sourceSuffix ends the key of a function's source: "path.Name" + sourceSuffix
+// (stdlib.Source reads it).
+const sourceSuffix = "#source"
+
+// source returns the text of a function declaration as written, comments
+// in its body included, under a comment naming its file (relative to the
+// module) and line. texts holds the files' contents by name.
+func source(fset *token.FileSet, texts map[string][]byte, path string, f *ast.FuncDecl) string {
+	start, end := fset.Position(f.Pos()), fset.Position(f.End())
+	text := texts[start.Filename]
+	if start.Offset < 0 || end.Offset > len(text) || start.Offset > end.Offset {
+		return ""
+	}
+	where := strings.TrimPrefix(path, modulePath+"/") + "/" + filepath.Base(start.Filename) + ":" + fmt.Sprint(start.Line)
+	return "// " + where + "\n" + string(text[start.Offset:end.Offset])
 }
 
 // decl prints a declaration without function bodies.
