@@ -10,7 +10,7 @@
 //	h.Update(p2)                  // replaces it in place
 //	display.Markdown("**done**")
 //	bar := display.NewProgress("training", 100)
-//	tr.Fit(ctx, m, data, bar.Func()) // any func(done, total int) callback
+//	train.Fit(ctx, m, data, train.PCD{}, nil, train.Options{Progress: bar.Func()}) // any func(done, total int)
 package display
 
 import (

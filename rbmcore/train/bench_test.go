@@ -41,9 +41,8 @@ func BenchmarkPCDEpochFashionMNIST(b *testing.B) {
 			cpu0 := cpuSeconds()
 			for i := 0; i < b.N; i++ {
 				m := rbm.New(rbm.Binary(784), rbm.Binary(500), rbm.Seed(uint64(i)))
-				tr := Trainer{Method: PCD, K: 1, Chains: 100, Batch: 100, Epochs: 1, LR: 0.1, Seed: uint64(i), Float32: c.f32, float64Visible: c.f64Visible,
-					Monitor: Monitor{PLEvery: -1, ReconEvery: -1}}
-				if _, err := tr.Fit(context.Background(), m, set); err != nil {
+				tr := setup{method: PCD{K: 1, Chains: 100}, Options: Options{Batch: 100, Epochs: 1, LR: 0.1, Seed: uint64(i), Float32: c.f32, float64Visible: c.f64Visible, Monitor: Monitor{PLEvery: -1, ReconEvery: -1}}}
+				if _, err := tr.fit(context.Background(), m, set); err != nil {
 					b.Fatal(err)
 				}
 			}

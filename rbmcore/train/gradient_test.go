@@ -137,8 +137,8 @@ func TestTrainerExactStep(t *testing.T) {
 		before, _ := modelParams(m.Clone())
 		set := &data.Set{X: x, Kind: data.KindReal, Q: 1, Weights: w, Source: "tiny"}
 		const lr = 1e-3
-		tr := Trainer{Method: Exact, Epochs: 1, Batch: x.RawMatrix().Rows, LR: lr, Monitor: Monitor{PLEvery: -1, ReconEvery: -1}}
-		if _, err := tr.Fit(context.Background(), m, set); err != nil {
+		tr := setup{method: Exact{}, Options: Options{Epochs: 1, Batch: x.RawMatrix().Rows, LR: lr, Monitor: Monitor{PLEvery: -1, ReconEvery: -1}}}
+		if _, err := tr.fit(context.Background(), m, set); err != nil {
 			t.Fatal(err)
 		}
 		after, names := modelParams(m)
@@ -163,8 +163,8 @@ func TestFloat32Step(t *testing.T) {
 		before := paramsOf(m)
 		set := &data.Set{X: x, Kind: data.KindReal, Q: 1, Weights: w, Source: "tiny"}
 		const lr = 1e-3
-		tr := Trainer{Method: Exact, Float32: f32, Epochs: 1, Batch: 5, LR: lr, Monitor: Monitor{PLEvery: -1, ReconEvery: -1}}
-		if _, err := tr.Fit(context.Background(), m, set); err != nil {
+		tr := setup{method: Exact{}, Options: Options{Float32: f32, Epochs: 1, Batch: 5, LR: lr, Monitor: Monitor{PLEvery: -1, ReconEvery: -1}}}
+		if _, err := tr.fit(context.Background(), m, set); err != nil {
 			t.Fatal(err)
 		}
 		after := paramsOf(m)

@@ -108,70 +108,67 @@ func TestIdentity(t *testing.T) {
 func identityCases() []identityCase {
 	var cases []identityCase
 	mon := Monitor{PLEvery: -1, ReconEvery: -1}
-	for _, method := range []string{CD, PCD, PT, PTT, Exact} {
-		for _, opt := range []string{SGD, Momentum, Adam} {
-			tr := Trainer{Method: method, Optimizer: opt, K: 2, Chains: 8, Batch: 4, Epochs: 6, LR: 0.05, Seed: 11, Monitor: mon}
-			if method == PTT {
-				tr.Trajectory = TrajectoryOptions{Models: 3}
-			}
-			cases = append(cases, identityCase{name: method + "-" + opt, fit: func(m *rbm.RBM, set *data.Set) error {
-				_, err := tr.Fit(context.Background(), m, set)
+	base := Options{Batch: 4, Epochs: 6, LR: 0.05, Seed: 11, Monitor: mon}
+	fit := func(method Method, opt Optimiser, o Options) func(m *rbm.RBM, set *data.Set) error {
+		return func(m *rbm.RBM, set *data.Set) error {
+			_, err := Fit(context.Background(), m, set, method, opt, o)
+			return err
+		}
+	}
+	methods := []struct {
+		name   string
+		method Method
+	}{
+		{"cd", CD{K: 2}}, {"pcd", PCD{K: 2, Chains: 8}}, {"pt", PT{K: 2, Chains: 8}},
+		{"ptt", PTT{K: 2, Chains: 8, Models: 3}}, {"exact", Exact{}},
+	}
+	optimisers := []struct {
+		name string
+		opt  Optimiser
+	}{{"sgd", SGD{}}, {"momentum", Momentum{}}, {"adam", Adam{}}}
+	for _, m := range methods {
+		for _, o := range optimisers {
+			cases = append(cases, identityCase{name: m.name + "-" + o.name, fit: fit(m.method, o.opt, base)})
+		}
+	}
+	with := func(change func(o *Options)) Options {
+		o := base
+		change(&o)
+		return o
+	}
+	pcd := PCD{Chains: 8}
+	cases = append(cases,
+		identityCase{name: "pcd-penalties", fit: fit(pcd, Momentum{Mu: 0.5}, with(func(o *Options) {
+			o.Regularisers = []Regulariser{L2{Lambda: 1e-3}, L1{Lambda: 1e-3}, FieldsL2{Lambda: 1e-2}}
+		}))},
+		identityCase{name: "pcd-l1squared", fit: fit(pcd, SGD{}, with(func(o *Options) { o.Regularisers = []Regulariser{L1Squared{Lambda: 0.025}} }))},
+		identityCase{name: "pcd-centred", fit: fit(pcd, Adam{Beta1: 0.8, Beta2: 0.99, Eps: 1e-6}, with(func(o *Options) { o.Centred = true }))},
+		identityCase{name: "pcd-float32", fit: fit(pcd, SGD{}, with(func(o *Options) { o.Float32 = true }))},
+		identityCase{name: "pcd-init-logit", fit: fit(pcd, SGD{}, with(func(o *Options) { o.Init = InitCentred{Pseudocount: 1e-4} }))},
+		identityCase{name: "pcd-init-gauss", fit: fit(pcd, SGD{}, with(func(o *Options) { o.Init = InitGaussian{} }))},
+		identityCase{name: "pcd-schedule", fit: fit(pcd, SGD{}, with(func(o *Options) { o.Schedule, o.Epochs = GrowingK, 12 }))},
+		identityCase{name: "pcd-geometric", fit: fit(pcd, SGD{}, with(func(o *Options) { o.Schedule = GeometricDecay(6, 0.5, 0.1) }))},
+		identityCase{name: "pcd-freeze", fit: fit(pcd, SGD{}, with(func(o *Options) { o.Freeze = []string{"visible.theta"} }))},
+		identityCase{name: "pt-betas", fit: fit(PT{Chains: 8, Betas: []float64{0.5, 1}}, SGD{}, base)},
+		identityCase{name: "cd-k3", fit: fit(CD{K: 3}, SGD{}, base)},
+		identityCase{name: "pcd-relu-mingam", hidden: rbm.ReLU(5), fit: fit(pcd, SGD{}, with(func(o *Options) { o.MinGamma = 0.5 }))},
+		// Early stopping on the reconstruction error, best parameters restored.
+		identityCase{name: "pcd-earlystop", fit: fit(pcd, SGD{}, Options{Batch: 4, Epochs: 20, LR: 0.3, Seed: 11,
+			Monitor: Monitor{PLEvery: -1}, EarlyStop: EarlyStop{Patience: 2, Metric: MetricRecon, RestoreBest: true}})},
+		// A run continued from its checkpoint.
+		identityCase{name: "pcd-resume", fit: func(m *rbm.RBM, set *data.Set) error {
+			o := with(func(o *Options) {
+				o.Epochs = 3
+				o.Checkpoint = filepath.Join(os.TempDir(), fmt.Sprintf("identity-%d.ckpt", os.Getpid()))
+			})
+			defer os.Remove(o.Checkpoint)
+			if _, err := Fit(context.Background(), m, set, pcd, Adam{}, o); err != nil {
 				return err
-			}})
-		}
-	}
-	extra := map[string]Trainer{
-		"pcd-penalties":   {L2: 1e-3, L1: 1e-3, L2Fields: 1e-2, Momentum: 0.5, Optimizer: Momentum},
-		"pcd-l1squared":   {L1Squared: 0.025},
-		"pcd-centred":     {Centred: true, Optimizer: Adam, Beta1: 0.8, Beta2: 0.99, Epsilon: 1e-6},
-		"pcd-float32":     {Float32: true},
-		"pcd-init-logit":  {Init: InitSeed001, Pseudocount: 1e-4},
-		"pcd-init-gauss":  {Init: InitSeed000},
-		"pcd-schedule":    {Schedule: Seed001, Epochs: 12},
-		"pcd-geometric":   {Schedule: GeometricDecay(6, 0.5, 0.1)},
-		"pcd-freeze":      {Freeze: []string{"visible.theta"}},
-		"pt-betas":        {Method: PT, Betas: []float64{0.5, 1}},
-		"cd-k3":           {Method: CD, K: 3},
-		"pcd-relu-mingam": {MinGamma: 0.5},
-	}
-	for name, tr := range extra {
-		if tr.Method == "" {
-			tr.Method = PCD
-		}
-		if tr.Chains == 0 {
-			tr.Chains = 8
-		}
-		if tr.Epochs == 0 {
-			tr.Epochs = 6
-		}
-		tr.Batch, tr.LR, tr.Seed, tr.Monitor = 4, 0.05, 11, mon
-		c := identityCase{name: name, fit: func(m *rbm.RBM, set *data.Set) error {
-			_, err := tr.Fit(context.Background(), m, set)
+			}
+			o.Epochs = 6
+			_, err := Resume(context.Background(), m, set, pcd, Adam{}, o)
 			return err
-		}}
-		if strings.Contains(name, "relu") {
-			c.hidden = rbm.ReLU(5)
-		}
-		cases = append(cases, c)
-	}
-	// Early stopping on the reconstruction error, best parameters restored.
-	cases = append(cases, identityCase{name: "pcd-earlystop", fit: func(m *rbm.RBM, set *data.Set) error {
-		tr := Trainer{Method: PCD, Chains: 8, Batch: 4, Epochs: 20, LR: 0.3, Seed: 11, Monitor: Monitor{PLEvery: -1},
-			Patience: 2, StopMetric: "recon", RestoreBest: true}
-		_, err := tr.Fit(context.Background(), m, set)
-		return err
-	}})
-	// A run continued from its checkpoint.
-	cases = append(cases, identityCase{name: "pcd-resume", fit: func(m *rbm.RBM, set *data.Set) error {
-		ck := filepath.Join(os.TempDir(), fmt.Sprintf("identity-%d.ckpt", os.Getpid()))
-		defer os.Remove(ck)
-		tr := Trainer{Method: PCD, Optimizer: Adam, Chains: 8, Batch: 4, Epochs: 3, LR: 0.05, Seed: 11, Monitor: mon, Checkpoint: ck}
-		if _, err := tr.Fit(context.Background(), m, set); err != nil {
-			return err
-		}
-		tr.Epochs = 6
-		_, err := tr.Resume(context.Background(), ck, m, set)
-		return err
-	}})
+		}},
+	)
 	return cases
 }
