@@ -19,7 +19,7 @@ const fashionMNIST = "/usr/share/datasets/fashion-mnist/train-images-idx3-ubyte.
 // plain SGD: the settings of scikit-learn's BernoulliRBM in
 // tests/bench_train.py. Sub-benchmarks: float64 (the default: float64
 // results, with the visible inputs in certified float32), allfloat64 (every
-// product in float64, the same results), float32 (Trainer.Float32).
+// product in float64, the same results), float32 (Options.Float32).
 // HARMONIUM_FASHION overrides the data path.
 func BenchmarkPCDEpochFashionMNIST(b *testing.B) {
 	path := os.Getenv("HARMONIUM_FASHION")

@@ -91,9 +91,9 @@ func compareParams(t *testing.T, label string, got, want *rbm.RBM, tol float64) 
 }
 
 // TestFreezeTrainingRun trains with Adam, penalties, centring and the
-// seed 001 initialisation while freezing some parameters, and checks that
+// InitCentred initialisation while freezing some parameters, and checks that
 // the frozen ones stay bit-identical (Init included) while all others
-// move; then the seed 004 set-up: Potts visible units, dReLU hidden units
+// move; then a set-up with Potts visible units, dReLU hidden units
 // with their fields held at 0.
 func TestFreezeTrainingRun(t *testing.T) {
 	set := basSet(t)
@@ -254,7 +254,7 @@ func TestMinGammaProjection(t *testing.T) {
 
 // TestPoissonDivergence trains Exponential (Poisson) hidden units on
 // MNIST with a learning rate at which the weights explode while staying
-// far below the generic threshold 1e3 (seed 001's protocol, on the 300
+// far below the generic threshold 1e3 ([BR21]'s protocol, on the 300
 // MNIST test images bundled with the data package, 60 updates): the run
 // must stop with a DivergenceError on the weights beyond ln(1e15), keeping
 // the last good update.
@@ -343,7 +343,7 @@ func TestStochasticPL(t *testing.T) {
 		t.Errorf("stochastic pseudo-likelihood %v ± %v (sd %v), exact %v", mean, se, sd, want)
 	}
 
-	// Through the Trainer: identical training (the monitor's randomness is
+	// Through Fit: identical training (the monitor's randomness is
 	// its own), the per-epoch stochastic values average to the exact ones.
 	run := func(stochastic bool) *History {
 		m := rbm.New(rbm.Binary(9), rbm.Binary(5), rbm.Seed(4), rbm.WeightScale(0.3))
@@ -368,6 +368,6 @@ func TestStochasticPL(t *testing.T) {
 	}
 	se = math.Sqrt(ds / float64(len(d)))
 	if !(ds > 0) || math.Abs(dm) > 4*se {
-		t.Errorf("Trainer: stochastic − exact pseudo-likelihood %v ± %v over %d epochs", dm, se, len(d))
+		t.Errorf("Fit: stochastic − exact pseudo-likelihood %v ± %v over %d epochs", dm, se, len(d))
 	}
 }

@@ -124,10 +124,10 @@ func TestLogLikelihoodGradientExact(t *testing.T) {
 	}
 }
 
-// TestTrainerExactStep checks the trainer end to end: one SGD update with
+// TestFitExactStep checks Fit end to end: one SGD update with
 // the chains replaced by exact averages moves every parameter by η times
 // the finite-difference gradient of the exact weighted log-likelihood.
-func TestTrainerExactStep(t *testing.T) {
+func TestFitExactStep(t *testing.T) {
 	for _, m := range tinyModels() {
 		if m.Visible.States() > 1 {
 			continue // the zero-sum gauge fix moves Potts parameters after the step

@@ -20,7 +20,7 @@ import (
 // reconstruction error every epoch on up to 1000 rows, and never the
 // likelihood.
 type Monitor struct {
-	// HeldOut is the evaluation set (seed 001: the test set).
+	// HeldOut is the evaluation set ([BR21] use the test set).
 	HeldOut *data.Set
 	// Subset is the number of evaluation rows used (default 1000; ≤ 0 or
 	// larger than the set: all rows).
@@ -44,7 +44,7 @@ type Monitor struct {
 	// is used and updated in place: its ChainSweeps is the cost.
 	Track *LogZTracker
 	// UpdatePL, when positive, also measures the pseudo-likelihood after
-	// every update on UpdatePL random evaluation rows (seed 001 Fig. 5a uses
+	// every update on UpdatePL random evaluation rows ([BR21] Fig. 5a use
 	// 100) into History.UpdatePL.
 	UpdatePL int
 	// StochasticPL measures the pseudo-likelihoods (per epoch and per
@@ -60,7 +60,7 @@ type Monitor struct {
 // Record is one row of the History: the state after an epoch. Quantities
 // not measured at that epoch are NaN.
 type Record struct {
-	Epoch   int
+	Epoch   int     // the epoch, from 1
 	Updates int     // updates completed
 	Seconds float64 // wall-clock time since the start of training
 	K       int     // Gibbs sweeps per update in this epoch
@@ -90,6 +90,7 @@ type Record struct {
 
 // History is the table of per-epoch records of a training run.
 type History struct {
+	// Records has one entry per completed epoch, in order.
 	Records []Record
 	// UpdatePL is the per-update pseudo-likelihood (Monitor.UpdatePL).
 	UpdatePL []float64

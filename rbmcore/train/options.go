@@ -87,9 +87,9 @@ type Options struct {
 	EarlyStop EarlyStop
 
 	// Checkpoint, if set, is a file written (atomically) every
-	// CheckpointEvery epochs (0: 1) and at the end; Resume continues from
-	// it.
-	Checkpoint      string
+	// CheckpointEvery epochs and at the end; Resume continues from it.
+	Checkpoint string
+	// CheckpointEvery is the number of epochs between checkpoints (0: 1).
 	CheckpointEvery int
 
 	// Progress, if set, is called after every update with the number of

@@ -568,10 +568,10 @@ func TestHistoryPlot(t *testing.T) {
 	}
 }
 
-// TestPottsGaugeAndSeed000 trains a Potts × dReLU RBM initialised as in
-// seed 000 with the λ₁² penalty and checks that the zero-sum gauge holds
+// TestPottsGaugeInitGaussian trains a Potts × dReLU RBM initialised as in
+// [TCM19] with the λ₁² penalty and checks that the zero-sum gauge holds
 // after training and that the likelihood improved on the initialisation.
-func TestPottsGaugeAndSeed000(t *testing.T) {
+func TestPottsGaugeInitGaussian(t *testing.T) {
 	const n, q = 5, 3
 	set, err := data.ClockRing(n, q, 400, 1.2, 1)
 	if err != nil {

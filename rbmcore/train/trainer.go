@@ -29,11 +29,14 @@ type Update struct {
 // (with Options.MinGamma disabled) a curvature γ became ≤ 0. The model holds the
 // parameters of the last good update.
 type DivergenceError struct {
+	// Epoch and Update locate the failed update (epochs from 1, updates
+	// counted from the start of training).
 	Epoch, Update int
 	// Param names the parameter: "weights", "visible.theta", "hidden.gamma", ...
 	Param string
 	// Index is the flat index within the parameter (row-major for weights).
 	Index int
+	// Value is the offending value.
 	Value float64
 	// Limit is the threshold |Value| exceeded (weights), 0 otherwise.
 	Limit float64
