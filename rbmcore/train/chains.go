@@ -60,10 +60,10 @@ type sampler struct {
 func startGibbs(r *run, n int, persistent bool) (*sampler, error) {
 	m, p, batch := r.m, r.prod, r.o.Batch
 	nv, nh := p.nv, p.nh
-	r.all = newPhase(nil, batch+n, nv, nh, r.o.Float32, 0)
-	pos, neg := r.all.slice(0, batch, 1), r.all.slice(batch, batch+n, -1)
-	r.pos, r.terms = pos, []term{r.all.term()}
-	s := &sampler{persistent: persistent, m: m, p: p, all: r.all, neg: neg}
+	all := newPhase(nil, batch+n, nv, nh, r.o.Float32, 0)
+	pos, neg := all.slice(0, batch, 1), all.slice(batch, batch+n, -1)
+	r.pos, r.terms = pos, []term{all.term()}
+	s := &sampler{persistent: persistent, m: m, p: p, all: all, neg: neg}
 	s.h, s.vin = newBuf(n, nh, p.w32 != nil), newBuf(n, nv, p.w32 != nil)
 	if p.w32 != nil && !p.all32 {
 		s.visForm = m.Visible.(sigmoidForm)

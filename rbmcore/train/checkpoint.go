@@ -59,7 +59,7 @@ func (r *run) saveCheckpoint(path string) error {
 	steps, om, ov := r.opt.saved()
 	c := checkpoint{Model: r.m.String(), Names: r.names, Params: r.params,
 		Epoch: r.epoch, Updates: r.updates, Elapsed: r.elapsed + timeSince(r), OptT: *steps, OptM: om, OptV: ov,
-		Streams: streams, Mu: r.mu, Lambda: r.lam, History: *r.hist, Best: r.best, BestAt: r.bestAt, BestParams: r.bestPar}
+		Streams: streams, Mu: r.mu, Lambda: r.lam, History: *r.hist, Best: r.best.value, BestAt: r.best.at, BestParams: r.best.params}
 	c.Chains, c.ChainsHidden = r.chains.chainStates(), r.chains.hiddenStates()
 	if err := atomicfile.Write(path, c.write); err != nil {
 		return fmt.Errorf("train: writing checkpoint %s: %w", path, err)
@@ -242,7 +242,7 @@ func (c *checkpoint) restore(r *run) (err error) {
 	r.epoch, r.updates, r.elapsed = c.Epoch, c.Updates, c.Elapsed
 	h := c.History
 	r.hist = &h
-	r.best, r.bestAt, r.bestPar = c.Best, c.BestAt, c.BestParams
+	r.best = bestSoFar{value: c.Best, at: c.BestAt, params: c.BestParams}
 	return nil
 }
 

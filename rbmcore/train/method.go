@@ -27,7 +27,7 @@ type Method interface {
 	gibbs() bool
 	// start builds the method's run state for r (the products and the
 	// resolved options are set): the data phase r.pos, for CD and PCD the
-	// stacked phases r.all and their product r.terms, and the chains.
+	// product of the stacked phases r.terms, and the chains.
 	start(r *run) (chains, error)
 }
 

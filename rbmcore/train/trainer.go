@@ -83,7 +83,6 @@ type run struct {
 	set     *data.Set
 	prod    *products
 	pos     *phase      // the data phase of the current minibatch
-	all     *phase      // CD, PCD: pos and the chains stacked (pos first)
 	terms   []term      // the products that make the weight gradient
 	lg      *layerGrads // the layers' part of the gradient
 	chains  chains      // the method's state: the model phase
@@ -103,9 +102,7 @@ type run struct {
 	updates int
 	start   time.Time
 	elapsed float64 // seconds of the run before it was resumed
-	best    float64
-	bestAt  int
-	bestPar [][]float64
+	best    bestSoFar
 	monitor *monitor
 	// The plain-SGD weight pass writes the new weights over r.dir.W, and
 	// swapWeights then exchanges the arrays of W and r.dir.W: the old
@@ -203,7 +200,7 @@ func newRun(ctx context.Context, m *rbm.RBM, set *data.Set, method Method, opt O
 	if set.Len() == 0 {
 		return nil, fmt.Errorf("train: the data set %s is empty", set.Source)
 	}
-	r := &run{o: cfg, method: method, k: method.sweeps(), optim: opt, pen: pen, m: m, set: set, hist: &History{}, bestAt: -1, gauge: m}
+	r := &run{o: cfg, method: method, k: method.sweeps(), optim: opt, pen: pen, m: m, set: set, hist: &History{}, best: bestSoFar{at: -1}, gauge: m}
 	r.params, r.names = modelParams(m)
 	r.frozen = make([]bool, len(r.names))
 	for _, name := range cfg.Freeze {
@@ -384,9 +381,9 @@ func (r *run) loop(ctx context.Context) (*History, error) {
 			break
 		}
 	}
-	if r.o.EarlyStop.Patience > 0 && r.o.EarlyStop.RestoreBest && r.bestPar != nil {
+	if r.o.EarlyStop.Patience > 0 && r.o.EarlyStop.RestoreBest && r.best.params != nil {
 		for p := range r.params {
-			copy(r.params[p], r.bestPar[p])
+			copy(r.params[p], r.best.params[p])
 		}
 	}
 	return r.hist, nil
@@ -613,6 +610,15 @@ func (r *run) checkDivergence(epoch int) error {
 	return nil
 }
 
+// bestSoFar is the state of EarlyStop: the best value of its metric (signed
+// so that higher is better), the index of its record (−1: none yet) and,
+// with RestoreBest, the parameters then.
+type bestSoFar struct {
+	value  float64
+	at     int
+	params [][]float64
+}
+
 // earlyStop records the stop metric and reports whether to stop.
 func (r *run) earlyStop(rec Record) bool {
 	es := r.o.EarlyStop
@@ -623,20 +629,20 @@ func (r *run) earlyStop(rec Record) bool {
 	if math.IsNaN(v) {
 		return false
 	}
-	if r.bestAt < 0 || v > r.best {
-		r.best, r.bestAt = v, len(r.hist.Records)-1
+	if r.best.at < 0 || v > r.best.value {
+		r.best.value, r.best.at = v, len(r.hist.Records)-1
 		if es.RestoreBest {
-			if r.bestPar == nil {
-				r.bestPar = zerosLike(r.params)
+			if r.best.params == nil {
+				r.best.params = zerosLike(r.params)
 			}
 			for p := range r.params {
-				copy(r.bestPar[p], r.params[p])
+				copy(r.best.params[p], r.params[p])
 			}
 		}
 		return false
 	}
 	measured := 0
-	for _, x := range r.hist.Records[r.bestAt:] {
+	for _, x := range r.hist.Records[r.best.at:] {
 		if !math.IsNaN(es.Metric.of(x)) {
 			measured++
 		}
