@@ -9,7 +9,8 @@ import (
 // the log-likelihood minus the penalties' gradients) into a parameter
 // step with the learning rate η of the Schedule. The optimisers are SGD,
 // Momentum and Adam; a nil Optimiser given to Fit is SGD{}. The zero value
-// of each is a usable default.
+// of each is a usable default. The interface's other method is unexported:
+// these types are its only implementations.
 type Optimiser interface {
 	// String names the optimiser ("SGD", "Momentum", "Adam").
 	String() string
