@@ -150,9 +150,6 @@ func (o Options) withDefaults() (Options, error) {
 			return o, err
 		}
 	}
-	if _, err := penaltiesOf(o.Regularisers); err != nil {
-		return o, err
-	}
 	return o, nil
 }
 

@@ -186,7 +186,10 @@ func newRun(ctx context.Context, m *rbm.RBM, set *data.Set, method Method, opt O
 	if _, err := opt.newState(nil); err != nil {
 		return nil, err
 	}
-	pen, _ := penaltiesOf(cfg.Regularisers) // checked by withDefaults
+	pen, err := penaltiesOf(cfg.Regularisers)
+	if err != nil {
+		return nil, err
+	}
 	if m == nil || set == nil {
 		return nil, errors.New("train: nil model or data set")
 	}
