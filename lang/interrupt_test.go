@@ -87,7 +87,7 @@ set, _ := data.BarsAndStripes(3)`)
 	for _, cell := range []string{
 		"mp, _ := mapping.New(m)\nmp.Progress = func(done, total int) { panic(\"progress bug\") }\nmp.Pairwise(nil)",
 		"ch, _ := rbm.NewChains(m, 20, 1)\nch.Run(ctx, 10, func(done, total int) { panic(\"progress bug\") })",
-		"tr := train.Trainer{Epochs: 3, Batch: 4, LR: 0.01, OnEpoch: func(r train.Record) bool { panic(\"progress bug\") }}\ntr.Fit(nil, small, set)",
+		"train.Fit(ctx, small, set, train.CD{}, nil, train.Options{Epochs: 3, Batch: 4, LR: 0.01, OnEpoch: func(r train.Record) bool { panic(\"progress bug\") }})",
 	} {
 		rec, res := run(t, s, cell)
 		if res.Err == nil || !strings.Contains(res.Err.Value, "progress bug") {

@@ -148,7 +148,7 @@ func TestTupleAssignToMapElements(t *testing.T) {
 func TestUnnamedParameters(t *testing.T) {
 	runSteps(t, []step{
 		{"import \"fmt\"\nh := []float64{0, 0}\nf := func(train.Update) {\n\tfor i := range h {\n\t\th[i] += 2\n\t}\n}\nf(train.Update{})\nfmt.Println(h)", "[2 2]\n"},
-		{"func fix(g []float64) func(train.Update) {\n\treturn func(train.Update) {\n\t\tfor i := range g {\n\t\t\tg[i] = float64(i) + 1\n\t\t}\n\t}\n}\ng := []float64{0, 0}\ntr := train.Trainer{OnUpdate: fix(g)}\ntr.OnUpdate(train.Update{Epoch: 1})\nfmt.Println(g)", "[1 2]\n"},
+		{"func fix(g []float64) func(train.Update) {\n\treturn func(train.Update) {\n\t\tfor i := range g {\n\t\t\tg[i] = float64(i) + 1\n\t\t}\n\t}\n}\ng := []float64{0, 0}\no := train.Options{OnUpdate: fix(g)}\no.OnUpdate(train.Update{Epoch: 1})\nfmt.Println(g)", "[1 2]\n"},
 		{"func sum4(string, float64) int {\n\ts := 0\n\tfor i := 0; i < 4; i++ {\n\t\ts += i\n\t}\n\treturn s\n}\nfmt.Println(sum4(\"x\", 0.5))", "6\n"},
 	})
 }

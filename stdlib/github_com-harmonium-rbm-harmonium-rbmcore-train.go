@@ -4,40 +4,94 @@ package stdlib
 
 import (
 	"github.com/harmonium-rbm/harmonium/rbmcore/train"
-	"go/constant"
-	"go/token"
 	"reflect"
 )
 
 func init() {
 	Symbols["github.com/harmonium-rbm/harmonium/rbmcore/train/train"] = map[string]reflect.Value{
 		// function, constant and variable definitions
-		"Adam":                  reflect.ValueOf(constant.MakeFromLiteral("\"adam\"", token.STRING, 0)),
-		"CD":                    reflect.ValueOf(constant.MakeFromLiteral("\"cd\"", token.STRING, 0)),
 		"Columns":               reflect.ValueOf(&train.Columns).Elem(),
 		"Constant":              reflect.ValueOf(train.Constant),
-		"Exact":                 reflect.ValueOf(constant.MakeFromLiteral("\"exact\"", token.STRING, 0)),
+		"Fit":                   reflect.ValueOf(train.Fit),
 		"GeometricDecay":        reflect.ValueOf(train.GeometricDecay),
-		"InitSeed000":           reflect.ValueOf(constant.MakeFromLiteral("\"seed000\"", token.STRING, 0)),
-		"InitSeed001":           reflect.ValueOf(constant.MakeFromLiteral("\"seed001\"", token.STRING, 0)),
+		"GrowingK":              reflect.ValueOf(train.GrowingK),
 		"LogLikelihoodGradient": reflect.ValueOf(train.LogLikelihoodGradient),
-		"Momentum":              reflect.ValueOf(constant.MakeFromLiteral("\"momentum\"", token.STRING, 0)),
-		"PCD":                   reflect.ValueOf(constant.MakeFromLiteral("\"pcd\"", token.STRING, 0)),
-		"PT":                    reflect.ValueOf(constant.MakeFromLiteral("\"pt\"", token.STRING, 0)),
-		"PTT":                   reflect.ValueOf(constant.MakeFromLiteral("\"ptt\"", token.STRING, 0)),
-		"SGD":                   reflect.ValueOf(constant.MakeFromLiteral("\"sgd\"", token.STRING, 0)),
-		"Seed001":               reflect.ValueOf(train.Seed001),
+		"MetricLogLik":          reflect.ValueOf(train.MetricLogLik),
+		"MetricPL":              reflect.ValueOf(train.MetricPL),
+		"MetricRecon":           reflect.ValueOf(train.MetricRecon),
+		"Resume":                reflect.ValueOf(train.Resume),
 
 		// type definitions
-		"DivergenceError":   reflect.ValueOf((*train.DivergenceError)(nil)),
-		"Gradient":          reflect.ValueOf((*train.Gradient)(nil)),
-		"History":           reflect.ValueOf((*train.History)(nil)),
-		"LogZTracker":       reflect.ValueOf((*train.LogZTracker)(nil)),
-		"Monitor":           reflect.ValueOf((*train.Monitor)(nil)),
-		"Record":            reflect.ValueOf((*train.Record)(nil)),
-		"Schedule":          reflect.ValueOf((*train.Schedule)(nil)),
-		"Trainer":           reflect.ValueOf((*train.Trainer)(nil)),
-		"TrajectoryOptions": reflect.ValueOf((*train.TrajectoryOptions)(nil)),
-		"Update":            reflect.ValueOf((*train.Update)(nil)),
+		"Adam":            reflect.ValueOf((*train.Adam)(nil)),
+		"CD":              reflect.ValueOf((*train.CD)(nil)),
+		"DivergenceError": reflect.ValueOf((*train.DivergenceError)(nil)),
+		"EarlyStop":       reflect.ValueOf((*train.EarlyStop)(nil)),
+		"Exact":           reflect.ValueOf((*train.Exact)(nil)),
+		"FieldsL2":        reflect.ValueOf((*train.FieldsL2)(nil)),
+		"Gradient":        reflect.ValueOf((*train.Gradient)(nil)),
+		"History":         reflect.ValueOf((*train.History)(nil)),
+		"InitCentred":     reflect.ValueOf((*train.InitCentred)(nil)),
+		"InitGaussian":    reflect.ValueOf((*train.InitGaussian)(nil)),
+		"Initialiser":     reflect.ValueOf((*train.Initialiser)(nil)),
+		"L1":              reflect.ValueOf((*train.L1)(nil)),
+		"L1Squared":       reflect.ValueOf((*train.L1Squared)(nil)),
+		"L2":              reflect.ValueOf((*train.L2)(nil)),
+		"LogZTracker":     reflect.ValueOf((*train.LogZTracker)(nil)),
+		"Method":          reflect.ValueOf((*train.Method)(nil)),
+		"Metric":          reflect.ValueOf((*train.Metric)(nil)),
+		"Momentum":        reflect.ValueOf((*train.Momentum)(nil)),
+		"Monitor":         reflect.ValueOf((*train.Monitor)(nil)),
+		"Optimiser":       reflect.ValueOf((*train.Optimiser)(nil)),
+		"Options":         reflect.ValueOf((*train.Options)(nil)),
+		"PCD":             reflect.ValueOf((*train.PCD)(nil)),
+		"PT":              reflect.ValueOf((*train.PT)(nil)),
+		"PTT":             reflect.ValueOf((*train.PTT)(nil)),
+		"Record":          reflect.ValueOf((*train.Record)(nil)),
+		"Regulariser":     reflect.ValueOf((*train.Regulariser)(nil)),
+		"SGD":             reflect.ValueOf((*train.SGD)(nil)),
+		"Schedule":        reflect.ValueOf((*train.Schedule)(nil)),
+		"Update":          reflect.ValueOf((*train.Update)(nil)),
+
+		// interface wrapper definitions
+		"_Initialiser": reflect.ValueOf((*_github_com_harmonium_rbm_harmonium_rbmcore_train_Initialiser)(nil)),
+		"_Method":      reflect.ValueOf((*_github_com_harmonium_rbm_harmonium_rbmcore_train_Method)(nil)),
+		"_Optimiser":   reflect.ValueOf((*_github_com_harmonium_rbm_harmonium_rbmcore_train_Optimiser)(nil)),
+		"_Regulariser": reflect.ValueOf((*_github_com_harmonium_rbm_harmonium_rbmcore_train_Regulariser)(nil)),
 	}
+}
+
+// _github_com_harmonium_rbm_harmonium_rbmcore_train_Initialiser is an interface wrapper for Initialiser type
+type _github_com_harmonium_rbm_harmonium_rbmcore_train_Initialiser struct {
+	IValue interface{}
+}
+
+// _github_com_harmonium_rbm_harmonium_rbmcore_train_Method is an interface wrapper for Method type
+type _github_com_harmonium_rbm_harmonium_rbmcore_train_Method struct {
+	IValue  interface{}
+	WString func() string
+}
+
+func (W _github_com_harmonium_rbm_harmonium_rbmcore_train_Method) String() string {
+	if W.WString == nil {
+		return ""
+	}
+	return W.WString()
+}
+
+// _github_com_harmonium_rbm_harmonium_rbmcore_train_Optimiser is an interface wrapper for Optimiser type
+type _github_com_harmonium_rbm_harmonium_rbmcore_train_Optimiser struct {
+	IValue  interface{}
+	WString func() string
+}
+
+func (W _github_com_harmonium_rbm_harmonium_rbmcore_train_Optimiser) String() string {
+	if W.WString == nil {
+		return ""
+	}
+	return W.WString()
+}
+
+// _github_com_harmonium_rbm_harmonium_rbmcore_train_Regulariser is an interface wrapper for Regulariser type
+type _github_com_harmonium_rbm_harmonium_rbmcore_train_Regulariser struct {
+	IValue interface{}
 }

@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # Training benchmark (issue 5): one PCD epoch over Fashion-MNIST (60000 × 784,
 # pixels scaled to [0, 1]), M = 500 binary hidden units, batch 100, 100
-# persistent chains, 1 Gibbs step, SGD — Harmonium's train.Trainer (the
+# persistent chains, 1 Gibbs step, SGD — Harmonium's train.Fit (the
 # default: float64 results, visible inputs in certified float32; every
-# product in float64, same results; Trainer.Float32) against scikit-learn's
+# product in float64, same results; train.Options.Float32) against scikit-learn's
 # BernoulliRBM with the
 # same settings, side by side in one run, with OpenBLAS multi-threaded
 # (default) and single-threaded (OPENBLAS_NUM_THREADS=1; the fair setting on
@@ -54,7 +54,7 @@ for threads in default 1; do
   }
   row "harmonium PCD float64 (default)" "${w64[*]}" "${c64[*]}"
   row "harmonium PCD, all products float64" "${wa[*]}" "${ca[*]}"
-  row "harmonium PCD float32 (Trainer.Float32)" "${w32[*]}" "${c32[*]}"
+  row "harmonium PCD float32 (Options.Float32)" "${w32[*]}" "${c32[*]}"
   row "sklearn BernoulliRBM" "${ws[*]}" "${cs[*]}"
   echo "  steal seconds per run (hypervisor): harmonium (3 variants) ${sg[*]}; sklearn ${sp[*]}"
   awk -v s="$(printf '%s\n' "${ws[@]}" | best)" -v a="$(printf '%s\n' "${w64[@]}" | best)" -v b="$(printf '%s\n' "${w32[@]}" | best)" \

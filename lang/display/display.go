@@ -10,7 +10,7 @@
 //	h.Update(p2)                  // replaces it in place
 //	display.Markdown("**done**")
 //	bar := display.NewProgress("training", 100)
-//	tr.Progress = bar.Func()      // any func(done, total int) callback
+//	train.Fit(ctx, m, data, train.PCD{}, nil, train.Options{Progress: bar.Func()}) // any func(done, total int)
 //	bar.Phase("epoch 3: measuring held-out likelihood") // what runs now
 package display
 

@@ -161,8 +161,8 @@ sweep.Record("y", x*float64(seed))
 sweep.Record("w00", m.W.At(0, 0))
 // %%
 set, _ := data.BarsAndStripes(3)
-tr := train.Trainer{Method: train.PCD, Chains: 8, Batch: 7, Epochs: 3, LR: 0.05, Seed: uint64(seed), Monitor: train.Monitor{ReconEvery: -1}}
-if _, err := tr.Fit(ctx, m, set); err != nil {
+o := train.Options{Batch: 7, Epochs: 3, LR: 0.05, Seed: uint64(seed), Monitor: train.Monitor{ReconEvery: -1}}
+if _, err := train.Fit(ctx, m, set, train.PCD{Chains: 8}, train.SGD{}, o); err != nil {
 	panic(err)
 }
 sweep.Record("sumW", math.Abs(mat.Sum(m.W)))
@@ -329,7 +329,7 @@ ck := sweep.Checkpoint("train.ckpt")
 set, _ := data.BarsAndStripes(3)
 m := rbm.New(rbm.Binary(9), rbm.Binary(6), rbm.Seed(3), rbm.WeightScale(0.1))
 first, trained := 0, 0
-tr := train.Trainer{Method: train.PCD, Chains: 16, Batch: 7, Epochs: 30, LR: 0.05, Seed: 5, Checkpoint: ck,
+o := train.Options{Batch: 7, Epochs: 30, LR: 0.05, Seed: 5, Checkpoint: ck,
 	Monitor: train.Monitor{ReconEvery: -1},
 	OnEpoch: func(r train.Record) bool {
 		if first == 0 {
@@ -341,9 +341,9 @@ tr := train.Trainer{Method: train.PCD, Chains: 16, Batch: 7, Epochs: 30, LR: 0.0
 	}}
 var err error
 if _, statErr := os.Stat(ck); statErr == nil {
-	_, err = tr.Resume(ctx, ck, m, set)
+	_, err = train.Resume(ctx, m, set, train.PCD{Chains: 16}, train.SGD{}, o)
 } else {
-	_, err = tr.Fit(ctx, m, set)
+	_, err = train.Fit(ctx, m, set, train.PCD{Chains: 16}, train.SGD{}, o)
 }
 if err != nil {
 	panic(err)

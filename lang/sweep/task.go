@@ -333,11 +333,11 @@ func File(name string) string {
 // it:
 //
 //	ck := sweep.Checkpoint("train.ckpt")
-//	tr := train.Trainer{Epochs: 500, Checkpoint: ck}
+//	o := train.Options{Epochs: 500, Checkpoint: ck}
 //	if _, err := os.Stat(ck); err == nil {
-//		hist, err = tr.Resume(ctx, ck, m, set) // a requeued task goes on
+//		hist, err = train.Resume(ctx, m, set, train.PCD{}, train.Adam{}, o) // a requeued task goes on
 //	} else {
-//		hist, err = tr.Fit(ctx, m, set)
+//		hist, err = train.Fit(ctx, m, set, train.PCD{}, train.Adam{}, o)
 //	}
 func Checkpoint(name string) string {
 	t := running("Checkpoint", name)

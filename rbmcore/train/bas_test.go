@@ -11,7 +11,7 @@ import (
 
 // basLogLik trains on 3×3 bars-and-stripes and returns the exact average
 // log-likelihood (ExactLogZ by enumeration).
-func basLogLik(t *testing.T, hidden int, tr Trainer) float64 {
+func basLogLik(t *testing.T, hidden int, tr setup) float64 {
 	t.Helper()
 	set, err := data.BarsAndStripes(3)
 	if err != nil {
@@ -19,7 +19,7 @@ func basLogLik(t *testing.T, hidden int, tr Trainer) float64 {
 	}
 	m := rbm.New(rbm.Binary(9), rbm.Binary(hidden), rbm.Seed(tr.Seed), rbm.WeightScale(0.1))
 	start := time.Now()
-	if _, err := tr.Fit(context.Background(), m, set); err != nil {
+	if _, err := tr.fit(context.Background(), m, set); err != nil {
 		t.Fatal(err)
 	}
 	logZ, err := m.ExactLogZ(context.Background())
@@ -30,7 +30,7 @@ func basLogLik(t *testing.T, hidden int, tr Trainer) float64 {
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Logf("%s: LL = %.4f nats/sample (optimum -2.599) in %v", tr.Method, ll, time.Since(start))
+	t.Logf("%s: LL = %.4f nats/sample (optimum -2.599) in %v", tr.method, ll, time.Since(start))
 	return ll
 }
 
@@ -40,14 +40,14 @@ func basLogLik(t *testing.T, hidden int, tr Trainer) float64 {
 // (the empirical entropy: no model can do better).
 func TestPCDBarsAndStripes(t *testing.T) {
 	mon := Monitor{PLEvery: -1, ReconEvery: -1}
-	for _, tr := range []Trainer{
-		{Method: PCD, Chains: 32, K: 3, Epochs: 2000, Batch: 16, LR: 0.03, Optimizer: Adam, Seed: 1, Monitor: mon, Schedule: GeometricDecay(2000, 0.3, 0.01)},
-		{Method: PCD, Float32: true, Chains: 32, K: 3, Epochs: 2000, Batch: 16, LR: 0.03, Optimizer: Adam, Seed: 2, Monitor: mon, Schedule: GeometricDecay(2000, 0.3, 0.01)},
-		{Method: PT, Chains: 16, K: 1, Epochs: 1500, Batch: 16, LR: 0.03, Optimizer: Adam, Seed: 1, Monitor: mon, Schedule: GeometricDecay(1500, 0.3, 0.01)},
+	for _, tr := range []setup{
+		{method: PCD{K: 3, Chains: 32}, opt: Adam{}, Options: Options{Epochs: 2000, Batch: 16, LR: 0.03, Seed: 1, Monitor: mon, Schedule: GeometricDecay(2000, 0.3, 0.01)}},
+		{method: PCD{K: 3, Chains: 32}, opt: Adam{}, Options: Options{Float32: true, Epochs: 2000, Batch: 16, LR: 0.03, Seed: 2, Monitor: mon, Schedule: GeometricDecay(2000, 0.3, 0.01)}},
+		{method: PT{K: 1, Chains: 16}, opt: Adam{}, Options: Options{Epochs: 1500, Batch: 16, LR: 0.03, Seed: 1, Monitor: mon, Schedule: GeometricDecay(1500, 0.3, 0.01)}},
 	} {
 		ll := basLogLik(t, 16, tr)
 		if ll < -2.599-0.5 || ll > -2.599+1e-9 {
-			t.Errorf("%s reached LL %.4f, want within 0.5 of the optimum -2.599", tr.Method, ll)
+			t.Errorf("%s reached LL %.4f, want within 0.5 of the optimum -2.599", tr.method, ll)
 		}
 	}
 }

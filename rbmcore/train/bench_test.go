@@ -19,7 +19,7 @@ const fashionMNIST = "/usr/share/datasets/fashion-mnist/train-images-idx3-ubyte.
 // plain SGD: the settings of scikit-learn's BernoulliRBM in
 // tests/bench_train.py. Sub-benchmarks: float64 (the default: float64
 // results, with the visible inputs in certified float32), allfloat64 (every
-// product in float64, the same results), float32 (Trainer.Float32).
+// product in float64, the same results), float32 (Options.Float32).
 // HARMONIUM_FASHION overrides the data path.
 func BenchmarkPCDEpochFashionMNIST(b *testing.B) {
 	path := os.Getenv("HARMONIUM_FASHION")
@@ -41,9 +41,8 @@ func BenchmarkPCDEpochFashionMNIST(b *testing.B) {
 			cpu0 := cpuSeconds()
 			for i := 0; i < b.N; i++ {
 				m := rbm.New(rbm.Binary(784), rbm.Binary(500), rbm.Seed(uint64(i)))
-				tr := Trainer{Method: PCD, K: 1, Chains: 100, Batch: 100, Epochs: 1, LR: 0.1, Seed: uint64(i), Float32: c.f32, float64Visible: c.f64Visible,
-					Monitor: Monitor{PLEvery: -1, ReconEvery: -1}}
-				if _, err := tr.Fit(context.Background(), m, set); err != nil {
+				tr := setup{method: PCD{K: 1, Chains: 100}, Options: Options{Batch: 100, Epochs: 1, LR: 0.1, Seed: uint64(i), Float32: c.f32, float64Visible: c.f64Visible, Monitor: Monitor{PLEvery: -1, ReconEvery: -1}}}
+				if _, err := tr.fit(context.Background(), m, set); err != nil {
 					b.Fatal(err)
 				}
 			}

@@ -14,27 +14,6 @@ import (
 	"github.com/harmonium-rbm/harmonium/rbmcore/rbm"
 )
 
-// Methods understood by Trainer.Method.
-const (
-	// CD is contrastive divergence CD-k: chains restart from the minibatch.
-	CD = "cd"
-	// PCD is persistent contrastive divergence (Tieleman 2008): Chains
-	// persistent chains advance k Gibbs sweeps per update.
-	PCD = "pcd"
-	// PT is PCD with parallel tempering: Chains chains at each inverse
-	// temperature of Betas, k sweeps then replica swaps between neighbouring
-	// temperatures per update; the statistics come from the β = 1 replica.
-	PT = "pt"
-	// Exact replaces the chains by the exact model average over every
-	// visible configuration (binary, spin or Potts visible layers with at
-	// most 2^20 configurations): deterministic gradient ascent on the exact
-	// likelihood, for tests and small models.
-	Exact = "exact"
-)
-
-// maxExactStates bounds the enumeration of Exact.
-const maxExactStates = 1 << 20
-
 // blockRows is the number of chains (rows) that share one random stream.
 // Streams belong to fixed row blocks, never to goroutines, so a run depends
 // only on its seed, not on the number of cores (workers.ForRanges splits
@@ -50,14 +29,13 @@ type paddedPCG struct {
 	_   [64]byte
 }
 
-// sampler provides the model phase of an update. CD and PCD run their
-// block-Gibbs sweeps here (sweep), with one random stream per block of
-// blockRows chains; PT uses rbm.Tempering and Exact the exact model
-// average.
+// sampler is the run state of CD and PCD: their block-Gibbs sweeps
+// (sweep), with one random stream per block of blockRows chains.
 type sampler struct {
-	method string
-	m      *rbm.RBM
-	p      *products
+	persistent bool // PCD; CD restarts the chains from the minibatch
+	m          *rbm.RBM
+	p          *products
+	all        *phase // the minibatch and the chains stacked (see startGibbs)
 	// CD and PCD: the chains (CD: the minibatch rows). neg holds the
 	// visible states, their hidden inputs and means (the statistics), h the
 	// hidden states and vin the visible inputs. PCD's chain state is the
@@ -73,69 +51,49 @@ type sampler struct {
 	visForm    sigmoidForm
 	visCert    *bernoulli.Certificate
 	recomputed atomic.Int64
-	pt         *rbm.Tempering
-	ptt        *trajectory
-	// Exact: every visible state and its probability
-	states  *mat.Dense
-	weights []float64
 }
 
-// newSampler returns the sampler of t.Method; CD and PCD keep their chains'
-// visible states, inputs and means in neg (Trainer.Batch rows for CD,
-// Trainer.Chains for PCD), PT and Exact in buffers of their own.
-func newSampler(t *Trainer, m *rbm.RBM, p *products, neg *phase) (*sampler, error) {
-	s := &sampler{method: t.Method, m: m, p: p}
-	nv, nh := rbm.Width(m.Visible), rbm.Width(m.Hidden)
-	var err error
-	switch t.Method {
-	case CD, PCD:
-		rows := neg.rows
-		s.neg = neg
-		s.h, s.vin = newBuf(rows, nh, p.w32 != nil), newBuf(rows, nv, p.w32 != nil)
-		if p.w32 != nil && !p.all32 {
-			s.visForm = m.Visible.(sigmoidForm)
-			s.visCert = bernoulli.NewCertificate(nh, p.absRow, make([]float64, nv), 1, true)
-		}
-		s.pcgs = make([]*paddedPCG, (rows+blockRows-1)/blockRows)
-		s.rngs = make([]*rand.Rand, len(s.pcgs))
-		for k := range s.pcgs {
-			s.pcgs[k] = new(paddedPCG)
-			s.pcgs[k].pcg.Seed(t.Seed, 0x7a11<<32|uint64(k))
-			s.rngs[k] = rand.New(&s.pcgs[k].pcg)
-		}
-		if t.Method == PCD {
-			err = s.startChains()
-		}
-	case PT:
-		betas := t.Betas
-		if len(betas) == 0 {
-			betas = []float64{0.25, 0.5, 0.75, 1}
-		}
-		if betas[len(betas)-1] != 1 {
-			return nil, fmt.Errorf("train: Betas = %v: the last inverse temperature must be 1", betas)
-		}
-		s.pt, err = rbm.NewTempering(m, betas, t.Chains, t.Seed^0x7e39)
-		if err == nil {
-			s.neg = newPhase(nil, t.Chains, nv, nh, t.Float32, -1)
-		}
-	case PTT:
-		s.ptt, err = newTrajectory(t, m)
-		if err == nil {
-			s.neg = newPhase(nil, t.Chains, nv, nh, t.Float32, -1)
-		}
-	case Exact:
-		s.states, err = allStates(m.Visible)
-		if err == nil {
-			rows, _ := s.states.Dims()
-			s.neg = newPhase(s.states.RawMatrix().Data, rows, nv, nh, t.Float32, -1)
-		}
-	default:
-		return nil, fmt.Errorf("train: unknown Method %q (want cd, pcd, pt, ptt or exact)", t.Method)
+// startGibbs builds the run state of CD (persistent false: the chains are
+// the minibatch's rows) and PCD (persistent: n chains) for r. The
+// minibatch and the chains are stacked in one set of buffers, so that the
+// weight gradient is a single product over both.
+func startGibbs(r *run, n int, persistent bool) (*sampler, error) {
+	m, p, batch := r.m, r.prod, r.o.Batch
+	nv, nh := p.nv, p.nh
+	all := newPhase(nil, batch+n, nv, nh, r.o.Float32, 0)
+	pos, neg := all.slice(0, batch, 1), all.slice(batch, batch+n, -1)
+	r.pos, r.terms = pos, []term{all.term()}
+	s := &sampler{persistent: persistent, m: m, p: p, all: all, neg: neg}
+	s.h, s.vin = newBuf(n, nh, p.w32 != nil), newBuf(n, nv, p.w32 != nil)
+	if p.w32 != nil && !p.all32 {
+		s.visForm = m.Visible.(sigmoidForm)
+		s.visCert = bernoulli.NewCertificate(nh, p.absRow, make([]float64, nv), 1, true)
 	}
-	if err != nil {
-		return nil, fmt.Errorf("train: %w", err)
+	s.pcgs = make([]*paddedPCG, (n+blockRows-1)/blockRows)
+	s.rngs = make([]*rand.Rand, len(s.pcgs))
+	for k := range s.pcgs {
+		s.pcgs[k] = new(paddedPCG)
+		s.pcgs[k].pcg.Seed(r.o.Seed, 0x7a11<<32|uint64(k))
+		s.rngs[k] = rand.New(&s.pcgs[k].pcg)
+	}
+	if persistent {
+		if err := s.startChains(); err != nil {
+			return nil, fmt.Errorf("train: %w", err)
+		}
 	}
 	return s, nil
+}
+
+func (s *sampler) negative() *phase { return s.neg }
+
+// advance runs the sweeps for the minibatch pos (see sweep); CD's chains
+// are the minibatch's rows.
+func (s *sampler) advance(ctx context.Context, k int, pos *phase) error {
+	if !s.persistent {
+		s.neg.rows = pos.rows
+	}
+	pos.v.sync32(0, pos.rows)
+	return s.sweep(ctx, k, pos, s.all)
 }
 
 // startChains starts the persistent chains from independent samples of the
@@ -185,7 +143,7 @@ func (s *sampler) sampleHidden(in *buf, r0, r1 int) error {
 // inputs and means (the model statistics) and those of the minibatch pos,
 // whose rows (pos.rows of them, float32 shadow current) must be loaded;
 // all is the stacked buffer of pos and the chains (pos first, see
-// run.prepare).
+// startGibbs).
 //
 // A sweep samples v | h, then h | v. The hidden inputs v·W of the last
 // half-sweep serve both the statistics ⟨h|v⟩ and the draw of h, so an
@@ -205,7 +163,7 @@ func (s *sampler) sampleHidden(in *buf, r0, r1 int) error {
 // sweep, when (v, h) are consistent.
 func (s *sampler) sweep(ctx context.Context, k int, pos, all *phase) error {
 	m, neg, p := s.m, s.neg, s.p
-	rows, cd := neg.rows, s.method == CD
+	rows, cd := neg.rows, !s.persistent
 	if cd {
 		if err := p.allInputs(pos.v, pos.rows, false, p.all32, pos.in); err != nil {
 			return err
@@ -370,103 +328,17 @@ func allStates(l rbm.Layer) (*mat.Dense, error) {
 	return x, nil
 }
 
-// modelPhase sets the model phase s.neg for PT, PTT and Exact (CD and PCD
-// run sweep instead).
-func (s *sampler) modelPhase(ctx context.Context, k int) error {
-	switch s.method {
-	case PT:
-		if err := s.pt.Run(ctx, k, nil); err != nil {
-			return err
-		}
-		top := s.pt.Replicas[len(s.pt.Replicas)-1]
-		copy(s.neg.v.f, top.V.RawMatrix().Data)
-		return s.neg.fill(s.p)
-	case PTT:
-		if err := s.ptt.run(ctx, k); err != nil {
-			return err
-		}
-		copy(s.neg.v.f, s.ptt.chains[len(s.ptt.chains)-1].V.RawMatrix().Data)
-		return s.neg.fill(s.p)
-	case Exact:
-		f := s.m.FreeEnergy(s.states)
-		if s.weights == nil {
-			s.weights = make([]float64, len(f))
-			s.neg.coef = s.weights
-		}
-		mn := math.Inf(1)
-		for _, x := range f {
-			mn = math.Min(mn, x)
-		}
-		tot := 0.0
-		for i, x := range f {
-			s.weights[i] = math.Exp(mn - x)
-			tot += s.weights[i]
-		}
-		for i := range s.weights {
-			s.weights[i] /= tot
-		}
-		return s.neg.fill(s.p)
-	}
-	return nil
-}
+func (s *sampler) swapRate() float64 { return math.NaN() }
 
-// swapRate returns the overall acceptance rate of replica swaps (NaN
-// without PT or PTT).
-func (s *sampler) swapRate() float64 {
-	if s.ptt != nil {
-		return s.ptt.rate()
-	}
-	if s.pt == nil {
-		return math.NaN()
-	}
-	acc, tried := 0, 0
-	for k := range s.pt.Accepted {
-		acc += s.pt.Accepted[k]
-		tried += s.pt.Attempted[k]
-	}
-	if tried == 0 {
-		return math.NaN()
-	}
-	return float64(acc) / float64(tried)
-}
-
-// chainMean returns the mean visible value of the β = 1 chains (NaN for CD
-// and Exact).
-func (s *sampler) chainMean() float64 {
-	states := s.chainStates()
-	if len(states) == 0 {
-		return math.NaN()
-	}
-	v := states[len(states)-1]
-	t := 0.0
-	for _, x := range v {
-		t += x
-	}
-	return t / float64(len(v))
-}
-
-// chainStates returns views of the visible states of the persistent chains
-// (PCD: one slice, PT: one per β, ascending; PTT: the current model's).
 func (s *sampler) chainStates() [][]float64 {
-	switch {
-	case s.method == PCD:
+	if s.persistent {
 		return [][]float64{s.neg.v.f}
-	case s.ptt != nil:
-		return [][]float64{s.ptt.chains[len(s.ptt.chains)-1].V.RawMatrix().Data}
-	case s.pt != nil:
-		var out [][]float64
-		for _, c := range s.pt.Replicas {
-			out = append(out, c.V.RawMatrix().Data)
-		}
-		return out
 	}
 	return nil
 }
 
-// hiddenStates returns a view of the PCD chains' hidden states (nil
-// otherwise): with the visible states, the chains' state.
 func (s *sampler) hiddenStates() [][]float64 {
-	if s.method == PCD {
+	if s.persistent {
 		return [][]float64{s.h.f}
 	}
 	return nil

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/binary"
 	"encoding/gob"
+	"errors"
 	"fmt"
 	"hash/crc32"
 	"io"
@@ -51,14 +52,15 @@ type checkpoint struct {
 // saveCheckpoint writes the run's state to path atomically (a synced
 // temporary file renamed over path, the directory synced).
 func (r *run) saveCheckpoint(path string) error {
-	streams, err := r.smp.streamStates()
+	streams, err := r.chains.streamStates()
 	if err != nil {
 		return fmt.Errorf("train: checkpoint %s: %w", path, err)
 	}
+	steps, om, ov := r.opt.saved()
 	c := checkpoint{Model: r.m.String(), Names: r.names, Params: r.params,
-		Epoch: r.epoch, Updates: r.updates, Elapsed: r.elapsed + timeSince(r), OptT: r.opt.t, OptM: r.opt.m, OptV: r.opt.v,
-		Streams: streams, Mu: r.mu, Lambda: r.lam, History: *r.hist, Best: r.best, BestAt: r.bestAt, BestParams: r.bestPar}
-	c.Chains, c.ChainsHidden = r.smp.chainStates(), r.smp.hiddenStates()
+		Epoch: r.epoch, Updates: r.updates, Elapsed: r.elapsed + timeSince(r), OptT: *steps, OptM: om, OptV: ov,
+		Streams: streams, Mu: r.mu, Lambda: r.lam, History: *r.hist, Best: r.best.value, BestAt: r.best.at, BestParams: r.best.params}
+	c.Chains, c.ChainsHidden = r.chains.chainStates(), r.chains.hiddenStates()
 	if err := atomicfile.Write(path, c.write); err != nil {
 		return fmt.Errorf("train: writing checkpoint %s: %w", path, err)
 	}
@@ -140,21 +142,30 @@ func (c *checkpoint) check() error {
 	return nil
 }
 
-// Resume continues the run saved in the checkpoint file path (written by a
-// Trainer with Checkpoint set): it loads the parameters into m, which must
-// have the architecture of the checkpointed model, restores the optimiser
-// state, persistent chains, centring offsets, random state and history, and
-// trains up to t.Epochs (which may be larger than in the original run).
-// t should otherwise be the configuration of the original run; t.Init is
-// ignored. CD and PCD save their chains' random streams, so with the same
-// BLAS backend and core count a resumed run continues bitwise like an
-// uninterrupted one; parallel tempering's replicas restart their streams
-// from the seed (statistically, not bitwise, identical).
+// Resume continues the run saved in the checkpoint file o.Checkpoint
+// (written by a Fit with that option set): it loads the parameters into
+// m, which must have the architecture of the checkpointed model, restores
+// the optimiser state, persistent chains, centring offsets, random state
+// and history, and trains up to o.Epochs (which may be larger than in the
+// original run). The method, optimiser and other options should otherwise
+// be those of the original run; o.Init is ignored. CD and PCD save their
+// chains' random streams, so with the same BLAS backend a resumed run
+// continues bitwise like an uninterrupted one; parallel tempering's
+// replicas restart their streams from the seed (statistically, not
+// bitwise, identical).
 //
-// The file is verified (checksum, version, consistency, match with m and t)
-// before training starts; when it is refused m is left unchanged.
-func (t *Trainer) Resume(ctx context.Context, path string, m *rbm.RBM, set *data.Set) (*History, error) {
-	ctx = rbm.ContextOrDefault(ctx)
+// The file is verified (checksum, version, consistency, match with m and
+// the settings) before training starts; when it is refused m is left
+// unchanged.
+func Resume(ctx context.Context, m *rbm.RBM, set *data.Set, method Method, opt Optimiser, o Options) (*History, error) {
+	path := o.Checkpoint
+	if path == "" {
+		return nil, errors.New("train: Resume: Options.Checkpoint is empty (the file to continue from)")
+	}
+	r, err := newRun(ctx, m, set, method, opt, o)
+	if err != nil {
+		return nil, err
+	}
 	raw, err := os.ReadFile(path)
 	if err != nil {
 		return nil, fmt.Errorf("train: %w", err)
@@ -165,10 +176,6 @@ func (t *Trainer) Resume(ctx context.Context, path string, m *rbm.RBM, set *data
 	}
 	if c.Model != m.String() {
 		return nil, fmt.Errorf("train: checkpoint %s holds a %s, the model given is a %s", path, c.Model, m.String())
-	}
-	r, err := t.newRun(m, set)
-	if err != nil {
-		return nil, err
 	}
 	if err := c.restore(r); err != nil {
 		return nil, fmt.Errorf("train: checkpoint %s: %w", path, err)
@@ -207,17 +214,18 @@ func (c *checkpoint) restore(r *run) (err error) {
 	if err := r.prepare(); err != nil {
 		return err
 	}
-	if err := r.smp.setStreamStates(c.Streams); err != nil {
+	if err := r.chains.setStreamStates(c.Streams); err != nil {
 		return fmt.Errorf("random state: %w", err)
 	}
+	steps, om, ov := r.opt.saved()
 	for _, s := range []struct {
 		dst, src [][]float64
 		what     string
 	}{
-		{r.opt.m, c.OptM, fmt.Sprintf("optimiser state (Optimizer %q?)", r.t.Optimizer)},
-		{r.opt.v, c.OptV, fmt.Sprintf("optimiser state (Optimizer %q?)", r.t.Optimizer)},
-		{r.smp.chainStates(), c.Chains, fmt.Sprintf("chains (Method %q, Chains %d?)", r.t.Method, r.t.Chains)},
-		{r.smp.hiddenStates(), c.ChainsHidden, fmt.Sprintf("hidden chain states (Method %q, Chains %d?)", r.t.Method, r.t.Chains)},
+		{om, c.OptM, fmt.Sprintf("optimiser state (saved by another optimiser than %v?)", r.optim)},
+		{ov, c.OptV, fmt.Sprintf("optimiser state (saved by another optimiser than %v?)", r.optim)},
+		{r.chains.chainStates(), c.Chains, fmt.Sprintf("chains (saved by another method or number of chains than %#v?)", r.method)},
+		{r.chains.hiddenStates(), c.ChainsHidden, fmt.Sprintf("hidden chain states (saved by another method or number of chains than %#v?)", r.method)},
 	} {
 		if err := shapeError(s.dst, s.src); err != nil {
 			return fmt.Errorf("%s: %w", s.what, err)
@@ -226,15 +234,15 @@ func (c *checkpoint) restore(r *run) (err error) {
 			copy(s.dst[k], s.src[k])
 		}
 	}
-	r.opt.t = c.OptT
-	if r.t.Centred && len(c.Mu) == len(r.mu) && len(c.Lambda) == len(r.lam) {
+	*steps = c.OptT
+	if r.o.Centred && len(c.Mu) == len(r.mu) && len(c.Lambda) == len(r.lam) {
 		copy(r.mu, c.Mu)
 		copy(r.lam, c.Lambda)
 	}
 	r.epoch, r.updates, r.elapsed = c.Epoch, c.Updates, c.Elapsed
 	h := c.History
 	r.hist = &h
-	r.best, r.bestAt, r.bestPar = c.Best, c.BestAt, c.BestParams
+	r.best = bestSoFar{value: c.Best, at: c.BestAt, params: c.BestParams}
 	return nil
 }
 

@@ -20,12 +20,11 @@ import (
 // smallCheckpoint trains a small PCD run with Adam for two epochs and
 // returns its checkpoint file, the trainer (with Epochs raised so that
 // Resume trains on) and a fresh model of the same architecture.
-func smallCheckpoint(tb testing.TB, set *data.Set) (string, Trainer, func() *rbm.RBM) {
+func smallCheckpoint(tb testing.TB, set *data.Set) (string, setup, func() *rbm.RBM) {
 	mk := func() *rbm.RBM { return rbm.New(rbm.Binary(9), rbm.Binary(2), rbm.Seed(5), rbm.WeightScale(0.2)) }
 	path := filepath.Join(tb.TempDir(), "run.ckpt")
-	tr := Trainer{Method: PCD, Batch: 6, Chains: 3, Epochs: 2, LR: 0.02, Optimizer: Adam, Seed: 3,
-		Monitor: Monitor{ReconEvery: -1}, Checkpoint: path}
-	if _, err := tr.Fit(context.Background(), mk(), set); err != nil {
+	tr := setup{method: PCD{Chains: 3}, opt: Adam{}, Options: Options{Batch: 6, Epochs: 2, LR: 0.02, Seed: 3, Monitor: Monitor{ReconEvery: -1}, Checkpoint: path}}
+	if _, err := tr.fit(context.Background(), mk(), set); err != nil {
 		tb.Fatal(err)
 	}
 	tr.Checkpoint, tr.Epochs = "", 3
@@ -43,7 +42,7 @@ func TestCheckpointBitFlips(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := tr.Resume(context.Background(), path, mk(), set); err != nil {
+	if _, err := tr.resume(context.Background(), path, mk(), set); err != nil {
 		t.Fatalf("the intact checkpoint: %v", err)
 	}
 	flip := func(bit int) []byte {
@@ -70,7 +69,7 @@ func TestCheckpointBitFlips(t *testing.T) {
 		if err := os.WriteFile(flipped, flip(bit), 0o644); err != nil {
 			t.Fatal(err)
 		}
-		_, err := tr.Resume(context.Background(), flipped, m, set)
+		_, err := tr.resume(context.Background(), flipped, m, set)
 		if err == nil || !strings.Contains(err.Error(), flipped) {
 			t.Fatalf("Resume with bit %d flipped: error %v, want one naming the file", bit, err)
 		}
@@ -94,8 +93,8 @@ func TestCheckpointWriteIsAtomic(t *testing.T) {
 	if err := os.Chtimes(crashed, time.Unix(0, 0), time.Unix(0, 0)); err != nil {
 		t.Fatal(err)
 	}
-	tr := Trainer{Method: CD, Batch: 8, Epochs: 2, Checkpoint: path, Monitor: Monitor{ReconEvery: -1}}
-	if _, err := tr.Fit(context.Background(), rbm.New(rbm.Binary(9), rbm.Binary(2), rbm.Seed(1)), set); err != nil {
+	tr := setup{method: CD{}, Options: Options{Batch: 8, Epochs: 2, Checkpoint: path, Monitor: Monitor{ReconEvery: -1}}}
+	if _, err := tr.fit(context.Background(), rbm.New(rbm.Binary(9), rbm.Binary(2), rbm.Seed(1)), set); err != nil {
 		t.Fatal(err)
 	}
 	entries, err := os.ReadDir(dir)
@@ -138,29 +137,28 @@ func TestOldCheckpointFormat(t *testing.T) {
 func TestInvalidOptionsLeaveModel(t *testing.T) {
 	set := basSet(t)
 	for _, c := range []struct {
-		tr   Trainer
+		tr   setup
 		want string
 	}{
-		{Trainer{Init: InitSeed001, Pseudocount: -1}, "Pseudocount = -1"},
-		{Trainer{Init: InitSeed000, Pseudocount: math.NaN()}, "Pseudocount = NaN"},
-		{Trainer{Init: InitSeed000, Pseudocount: math.Inf(1)}, "Pseudocount = +Inf"},
-		{Trainer{Init: InitSeed001, Optimizer: "adamm"}, `Optimizer "adamm"`},
-		{Trainer{Init: InitSeed001, Optimizer: Momentum, Momentum: 1.5}, "Momentum = 1.5"},
-		{Trainer{Init: InitSeed001, Optimizer: Adam, Beta2: 2}, "β2 = 2"},
-		{Trainer{Init: InitSeed001, Method: "gibbs"}, `Method "gibbs"`},
-		{Trainer{Init: "seed999"}, `Init "seed999"`},
-		{Trainer{Init: InitSeed001, L2: math.NaN()}, "L2 = NaN"},
-		{Trainer{Init: InitSeed001, L1Squared: -1}, "L1Squared = -1"},
-		{Trainer{Init: InitSeed001, CheckpointEvery: -2}, "CheckpointEvery = -2"},
-		{Trainer{Init: InitSeed001, Method: PT, Betas: []float64{0.5, 0.9}}, "Betas"},
-		{Trainer{Init: InitSeed000, Method: Exact}, "Exact"},
+		{setup{Options: Options{Init: InitCentred{Pseudocount: -1}}}, "Pseudocount = -1"},
+		{setup{Options: Options{Init: InitGaussian{Pseudocount: math.NaN()}}}, "Pseudocount = NaN"},
+		{setup{Options: Options{Init: InitGaussian{Pseudocount: math.Inf(1)}}}, "Pseudocount = +Inf"},
+		{setup{opt: Momentum{Mu: 1.5}, Options: Options{Init: InitCentred{}}}, "Momentum.Mu = 1.5"},
+		{setup{opt: Adam{Beta2: 2}, Options: Options{Init: InitCentred{}}}, "Beta2: 2"},
+		{setup{method: PCD{K: -1}, Options: Options{Init: InitCentred{}}}, "PCD.K = -1"},
+		{setup{Options: Options{Init: InitCentred{}, EarlyStop: EarlyStop{Metric: 7}}}, "Metric = 7"},
+		{setup{Options: Options{Regularisers: []Regulariser{L2{Lambda: math.NaN()}}, Init: InitCentred{}}}, "L2.Lambda = NaN"},
+		{setup{Options: Options{Regularisers: []Regulariser{L1Squared{Lambda: -1}}, Init: InitCentred{}}}, "L1Squared.Lambda = -1"},
+		{setup{Options: Options{CheckpointEvery: -2, Init: InitCentred{}}}, "CheckpointEvery = -2"},
+		{setup{method: PT{Betas: []float64{0.5, 0.9}}, Options: Options{Init: InitCentred{}}}, "Betas"},
+		{setup{method: Exact{}, Options: Options{Init: InitGaussian{}}}, "Exact"},
 	} {
 		m := rbm.New(rbm.Binary(9), rbm.ReLU(3), rbm.Seed(2))
-		if c.tr.Method == Exact {
+		if c.tr.method == (Exact{}) {
 			m = rbm.New(rbm.Gaussian(9), rbm.Binary(3), rbm.Seed(2))
 		}
 		before := paramsOf(m)
-		_, err := c.tr.Fit(context.Background(), m, set)
+		_, err := c.tr.fit(context.Background(), m, set)
 		if err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%+v: error %v, want it to mention %q", c.tr, err, c.want)
 		}
@@ -173,11 +171,10 @@ func TestInvalidOptionsLeaveModel(t *testing.T) {
 // fuzzCheckpointSeeds are checkpoints of the four methods.
 func fuzzCheckpointSeeds(f *testing.F, set *data.Set) [][]byte {
 	var seeds [][]byte
-	for _, method := range []string{CD, PCD, PT, Exact} {
-		path := filepath.Join(f.TempDir(), method+".ckpt")
-		tr := Trainer{Method: method, Batch: 6, Chains: 2, Epochs: 1, Optimizer: Momentum, Centred: method == CD,
-			Patience: 3, RestoreBest: true, Checkpoint: path, Monitor: Monitor{ReconEvery: -1}}
-		if _, err := tr.Fit(context.Background(), rbm.New(rbm.Binary(9), rbm.Binary(2), rbm.Seed(1)), set); err != nil {
+	for _, method := range []Method{CD{}, PCD{Chains: 2}, PT{Chains: 2}, Exact{}} {
+		path := filepath.Join(f.TempDir(), method.String()+".ckpt")
+		tr := setup{method: method, opt: Momentum{}, Options: Options{Batch: 6, Epochs: 1, Centred: method == CD{}, Checkpoint: path, Monitor: Monitor{ReconEvery: -1}, EarlyStop: EarlyStop{Patience: 3, RestoreBest: true}}}
+		if _, err := tr.fit(context.Background(), rbm.New(rbm.Binary(9), rbm.Binary(2), rbm.Seed(1)), set); err != nil {
 			f.Fatal(err)
 		}
 		raw, err := os.ReadFile(path)
@@ -216,8 +213,8 @@ func FuzzCheckpoint(f *testing.F) {
 			}
 			m := rbm.New(rbm.Binary(9), rbm.Binary(2), rbm.Seed(1))
 			before := paramsOf(m)
-			tr := Trainer{Method: PCD, Batch: 6, Chains: 2, Optimizer: Momentum, Patience: 3, RestoreBest: true}
-			r, err := tr.newRun(m, set)
+			tr := setup{method: PCD{Chains: 2}, opt: Momentum{}, Options: Options{Batch: 6, EarlyStop: EarlyStop{Patience: 3, RestoreBest: true}}}
+			r, err := newRun(context.Background(), m, set, tr.method, tr.opt, tr.Options)
 			if err != nil {
 				t.Fatal(err)
 			}

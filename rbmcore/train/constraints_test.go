@@ -91,9 +91,9 @@ func compareParams(t *testing.T, label string, got, want *rbm.RBM, tol float64) 
 }
 
 // TestFreezeTrainingRun trains with Adam, penalties, centring and the
-// seed 001 initialisation while freezing some parameters, and checks that
+// InitCentred initialisation while freezing some parameters, and checks that
 // the frozen ones stay bit-identical (Init included) while all others
-// move; then the seed 004 set-up: Potts visible units, dReLU hidden units
+// move; then a set-up with Potts visible units, dReLU hidden units
 // with their fields held at 0.
 func TestFreezeTrainingRun(t *testing.T) {
 	set := basSet(t)
@@ -104,9 +104,8 @@ func TestFreezeTrainingRun(t *testing.T) {
 	m := rbm.New(rbm.Binary(9), gs, rbm.Seed(5))
 	before := paramsByName(m)
 	frozen := []string{"hidden.gamma", "visible.theta"}
-	tr := Trainer{Method: PCD, Chains: 20, Batch: 7, Epochs: 20, LR: 0.02, Optimizer: Adam, Init: InitSeed001, Pseudocount: 0.01,
-		L2: 0.01, L2Fields: 0.1, Centred: true, Freeze: frozen, Seed: 3, Monitor: Monitor{PLEvery: -1, ReconEvery: -1}}
-	if _, err := tr.Fit(context.Background(), m, set); err != nil {
+	tr := setup{method: PCD{Chains: 20}, opt: Adam{}, Options: Options{Batch: 7, Epochs: 20, LR: 0.02, Centred: true, Freeze: frozen, Seed: 3, Monitor: Monitor{PLEvery: -1, ReconEvery: -1}, Regularisers: []Regulariser{L2{Lambda: 0.01}, FieldsL2{Lambda: 0.1}}, Init: InitCentred{Pseudocount: 0.01}}}
+	if _, err := tr.fit(context.Background(), m, set); err != nil {
 		t.Fatal(err)
 	}
 	after := paramsByName(m)
@@ -125,9 +124,8 @@ func TestFreezeTrainingRun(t *testing.T) {
 	m = rbm.New(rbm.Potts(n, q), rbm.DReLU(3), rbm.Seed(2))
 	before = paramsByName(m)
 	frozen = []string{"hidden.theta_plus", "hidden.theta_minus"}
-	tr = Trainer{Init: InitSeed000, Method: PT, Chains: 30, Batch: 50, Epochs: 10, LR: 0.01, Optimizer: Adam, L1Squared: 0.025,
-		Freeze: frozen, Seed: 4, Monitor: Monitor{PLEvery: -1, ReconEvery: -1}}
-	if _, err := tr.Fit(context.Background(), m, clock); err != nil {
+	tr = setup{method: PT{Chains: 30}, opt: Adam{}, Options: Options{Batch: 50, Epochs: 10, LR: 0.01, Freeze: frozen, Seed: 4, Monitor: Monitor{PLEvery: -1, ReconEvery: -1}, Regularisers: []Regulariser{L1Squared{Lambda: 0.025}}, Init: InitGaussian{}}}
+	if _, err := tr.fit(context.Background(), m, clock); err != nil {
 		t.Fatal(err)
 	}
 	after = paramsByName(m)
@@ -173,9 +171,9 @@ func TestFreezeMatchesProjectedGradient(t *testing.T) {
 		project(want) // Fit starts by putting the model into the constraints
 		exactSGD(want, x, w, states, lr, steps, frozen, project)
 		set := &data.Set{X: x, Kind: data.KindPotts, Q: q, Weights: w, Source: "tiny"}
-		tr := Trainer{Method: Exact, Epochs: steps, Batch: x.RawMatrix().Rows, LR: lr, Freeze: frozen, Monitor: Monitor{PLEvery: -1, ReconEvery: -1}}
+		tr := setup{method: Exact{}, Options: Options{Epochs: steps, Batch: x.RawMatrix().Rows, LR: lr, Freeze: frozen, Monitor: Monitor{PLEvery: -1, ReconEvery: -1}}}
 		before := paramsByName(m)
-		if _, err := tr.Fit(context.Background(), m, set); err != nil {
+		if _, err := tr.fit(context.Background(), m, set); err != nil {
 			t.Fatal(err)
 		}
 		compareParams(t, "Freeze "+strings.Join(frozen, ","), m, want, 1e-6)
@@ -191,8 +189,8 @@ func TestFreezeMatchesProjectedGradient(t *testing.T) {
 // have is an error naming it.
 func TestFreezeUnknownName(t *testing.T) {
 	m := rbm.New(rbm.Binary(9), rbm.ReLU(2), rbm.Seed(1))
-	tr := Trainer{Freeze: []string{"hidden.gamma", "hidden.gama"}, Epochs: 1}
-	_, err := tr.Fit(context.Background(), m, basSet(t))
+	tr := setup{Options: Options{Freeze: []string{"hidden.gamma", "hidden.gama"}, Epochs: 1}}
+	_, err := tr.fit(context.Background(), m, basSet(t))
 	if err == nil || !strings.Contains(err.Error(), `"hidden.gama"`) || !strings.Contains(err.Error(), "hidden.gamma") {
 		t.Fatalf("error %v, want one naming hidden.gama and listing the model's parameters", err)
 	}
@@ -234,9 +232,9 @@ func TestMinGammaProjection(t *testing.T) {
 			}
 		})
 		set := &data.Set{X: x, Kind: data.KindReal, Q: 1, Weights: w, Source: "tiny"}
-		tr := Trainer{Method: Exact, Epochs: 1, Batch: 5, LR: lr, Monitor: Monitor{PLEvery: -1, ReconEvery: -1}}
+		tr := setup{method: Exact{}, Options: Options{Epochs: 1, Batch: 5, LR: lr, Monitor: Monitor{PLEvery: -1, ReconEvery: -1}}}
 		orig := m.Clone()
-		if _, err := tr.Fit(context.Background(), m, set); err != nil {
+		if _, err := tr.fit(context.Background(), m, set); err != nil {
 			t.Fatalf("%s: %v", m, err)
 		}
 		compareParams(t, m.String(), m, want, 1e-5*lr)
@@ -245,7 +243,7 @@ func TestMinGammaProjection(t *testing.T) {
 		}
 
 		tr.MinGamma = -1
-		_, err := tr.Fit(context.Background(), orig, set)
+		_, err := tr.fit(context.Background(), orig, set)
 		var de *DivergenceError
 		if !errors.As(err, &de) || !isCurvature(de.Param) || de.Value > 0 {
 			t.Fatalf("%s without MinGamma: error %v, want a DivergenceError on a curvature ≤ 0", m, err)
@@ -256,7 +254,7 @@ func TestMinGammaProjection(t *testing.T) {
 
 // TestPoissonDivergence trains Exponential (Poisson) hidden units on
 // MNIST with a learning rate at which the weights explode while staying
-// far below the generic threshold 1e3 (seed 001's protocol, on the 300
+// far below the generic threshold 1e3 ([BR21]'s protocol, on the 300
 // MNIST test images bundled with the data package, 60 updates): the run
 // must stop with a DivergenceError on the weights beyond ln(1e15), keeping
 // the last good update.
@@ -268,9 +266,8 @@ func TestPoissonDivergence(t *testing.T) {
 	}
 	m := rbm.New(rbm.Binary(784), rbm.Poisson(10), rbm.Seed(1))
 	var last [][]float64
-	tr := Trainer{Method: CD, Epochs: 20, Batch: 100, LR: 0.05, Init: InitSeed001, Seed: 1,
-		Monitor: Monitor{PLEvery: -1, ReconEvery: -1}, OnUpdate: func(Update) { last = paramsOf(m) }}
-	_, err = tr.Fit(context.Background(), m, digits)
+	tr := setup{method: CD{}, Options: Options{Epochs: 20, Batch: 100, LR: 0.05, Seed: 1, Monitor: Monitor{PLEvery: -1, ReconEvery: -1}, OnUpdate: func(Update) { last = paramsOf(m) }, Init: InitCentred{}}}
+	_, err = tr.fit(context.Background(), m, digits)
 	var de *DivergenceError
 	if !errors.As(err, &de) {
 		t.Fatalf("error %v, want a DivergenceError", err)
@@ -346,13 +343,12 @@ func TestStochasticPL(t *testing.T) {
 		t.Errorf("stochastic pseudo-likelihood %v ± %v (sd %v), exact %v", mean, se, sd, want)
 	}
 
-	// Through the Trainer: identical training (the monitor's randomness is
+	// Through Fit: identical training (the monitor's randomness is
 	// its own), the per-epoch stochastic values average to the exact ones.
 	run := func(stochastic bool) *History {
 		m := rbm.New(rbm.Binary(9), rbm.Binary(5), rbm.Seed(4), rbm.WeightScale(0.3))
-		tr := Trainer{Method: PCD, Batch: 14, Epochs: 300, LR: 0.02, Seed: 2,
-			Monitor: Monitor{StochasticPL: stochastic, ReconEvery: -1}}
-		h, err := tr.Fit(ctx, m, set)
+		tr := setup{method: PCD{}, Options: Options{Batch: 14, Epochs: 300, LR: 0.02, Seed: 2, Monitor: Monitor{StochasticPL: stochastic, ReconEvery: -1}}}
+		h, err := tr.fit(ctx, m, set)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -372,6 +368,6 @@ func TestStochasticPL(t *testing.T) {
 	}
 	se = math.Sqrt(ds / float64(len(d)))
 	if !(ds > 0) || math.Abs(dm) > 4*se {
-		t.Errorf("Trainer: stochastic − exact pseudo-likelihood %v ± %v over %d epochs", dm, se, len(d))
+		t.Errorf("Fit: stochastic − exact pseudo-likelihood %v ± %v over %d epochs", dm, se, len(d))
 	}
 }

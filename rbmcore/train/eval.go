@@ -13,7 +13,7 @@ import (
 )
 
 // pseudoLikelihood returns the mean over rows of rbm's exact log
-// pseudo-likelihood Σ_i log P(v_i | v_{−i}) (nats per sample, seed 001
+// pseudo-likelihood Σ_i log P(v_i | v_{−i}) (nats per sample, [BR21]
 // §3.4), or with a non-nil rng of its unbiased estimate
 // StochasticPseudoLikelihood; NaN for visible layers where it is not
 // defined (continuous units). Rows go in chunks of 100 with ctx checked

@@ -14,9 +14,9 @@ import (
 // shaped like a model's parameters: one slice per parameter of each layer,
 // in the order of the layer's ParamNames, and a matrix shaped like W.
 type Gradient struct {
-	Visible [][]float64
-	Hidden  [][]float64
-	W       *mat.Dense
+	Visible [][]float64 // the visible layer's parameters
+	Hidden  [][]float64 // the hidden layer's parameters
+	W       *mat.Dense  // the weights
 }
 
 func newGradient(m *rbm.RBM) *Gradient {

@@ -124,10 +124,10 @@ func TestLogLikelihoodGradientExact(t *testing.T) {
 	}
 }
 
-// TestTrainerExactStep checks the trainer end to end: one SGD update with
+// TestFitExactStep checks Fit end to end: one SGD update with
 // the chains replaced by exact averages moves every parameter by η times
 // the finite-difference gradient of the exact weighted log-likelihood.
-func TestTrainerExactStep(t *testing.T) {
+func TestFitExactStep(t *testing.T) {
 	for _, m := range tinyModels() {
 		if m.Visible.States() > 1 {
 			continue // the zero-sum gauge fix moves Potts parameters after the step
@@ -137,8 +137,8 @@ func TestTrainerExactStep(t *testing.T) {
 		before, _ := modelParams(m.Clone())
 		set := &data.Set{X: x, Kind: data.KindReal, Q: 1, Weights: w, Source: "tiny"}
 		const lr = 1e-3
-		tr := Trainer{Method: Exact, Epochs: 1, Batch: x.RawMatrix().Rows, LR: lr, Monitor: Monitor{PLEvery: -1, ReconEvery: -1}}
-		if _, err := tr.Fit(context.Background(), m, set); err != nil {
+		tr := setup{method: Exact{}, Options: Options{Epochs: 1, Batch: x.RawMatrix().Rows, LR: lr, Monitor: Monitor{PLEvery: -1, ReconEvery: -1}}}
+		if _, err := tr.fit(context.Background(), m, set); err != nil {
 			t.Fatal(err)
 		}
 		after, names := modelParams(m)
@@ -163,8 +163,8 @@ func TestFloat32Step(t *testing.T) {
 		before := paramsOf(m)
 		set := &data.Set{X: x, Kind: data.KindReal, Q: 1, Weights: w, Source: "tiny"}
 		const lr = 1e-3
-		tr := Trainer{Method: Exact, Float32: f32, Epochs: 1, Batch: 5, LR: lr, Monitor: Monitor{PLEvery: -1, ReconEvery: -1}}
-		if _, err := tr.Fit(context.Background(), m, set); err != nil {
+		tr := setup{method: Exact{}, Options: Options{Float32: f32, Epochs: 1, Batch: 5, LR: lr, Monitor: Monitor{PLEvery: -1, ReconEvery: -1}}}
+		if _, err := tr.fit(context.Background(), m, set); err != nil {
 			t.Fatal(err)
 		}
 		after := paramsOf(m)

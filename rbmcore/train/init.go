@@ -8,56 +8,82 @@ import (
 	"github.com/harmonium-rbm/harmonium/rbmcore/rbm"
 )
 
-// Initialisations understood by Trainer.Init.
-const (
-	// InitSeed001 is seed 001's initialisation (§3.3 of its catalogue):
-	// visible fields = logit of the data means with a pseudocount ε
-	// (⟨v⟩_ε = (⟨v⟩+ε)/(1+2ε), default ε = 1e-13, which reproduces the
-	// paper's fields ≈ −30 for pixels that are always off), weights
-	// ±√(0.1/N) with random signs, hidden fields θ = −Wᵀ⟨v⟩ (the paper's
-	// threshold c = Wᵀ⟨v⟩, θ = −c), so each hidden input is centred.
-	InitSeed001 = "seed001"
-	// InitSeed000 follows seed 000, whose text gives no initialisation; we
-	// use the reference implementation's practice (our reading, stated as
-	// an assumption): visible fields of the independent-site model (log
-	// frequencies with pseudocount ε, default 1e-3, in the zero-sum gauge
-	// for Potts), Gaussian weights of standard deviation √(0.1/N), hidden
-	// fields 0 and γ = 1 (γ± = 1 for dReLU).
-	InitSeed000 = "seed000"
-)
+// An Initialiser sets the model's parameters from the training data
+// before the first update (Options.Init): InitCentred or InitGaussian.
+// Parameters listed in Options.Freeze are left as they are.
+type Initialiser interface {
+	// validate checks the settings.
+	validate() error
+	// initialise sets the parameters of m from the data set, leaving alone
+	// those for which frozen (given a modelParams name) is true; the
+	// caller puts the result in the zero-sum gauge.
+	initialise(m *rbm.RBM, set *data.Set, seed uint64, frozen func(name string) bool) error
+}
 
-// initialise applies t.Init to m using the data means, leaving alone the
-// parameters for which frozen (given a modelParams name) is true. The
-// caller puts the result in the zero-sum gauge.
-func initialise(t *Trainer, m *rbm.RBM, set *data.Set, frozen func(name string) bool) error {
-	if t.Init == "" {
-		return nil
+// InitCentred is the initialisation of [BR21] (their MNIST training):
+// visible fields of the independent-site model (the logit of the data
+// means with a pseudocount ε: ⟨v⟩_ε = (⟨v⟩+ε)/(1+2ε)), weights ±√(0.1/N)
+// with random signs, and hidden fields θ = −Wᵀ⟨v⟩, so that every hidden
+// input is centred on the data; curvatures γ (γ± for dReLU) are set to 1.
+type InitCentred struct {
+	// Pseudocount is ε ≥ 0 (0: 1e-13, which gives the fields ≈ −30 of
+	// pixels that are always off, as in [BR21]).
+	Pseudocount float64
+}
+
+// InitGaussian initialises like the reference implementation of [TCM19],
+// whose text gives no initialisation: visible fields of the
+// independent-site model (log frequencies with pseudocount ε, in the
+// zero-sum gauge for Potts), Gaussian weights of standard deviation
+// √(0.1/N), hidden fields 0 and curvatures γ (γ± for dReLU) 1.
+type InitGaussian struct {
+	// Pseudocount is ε ≥ 0 (0: 1e-3).
+	Pseudocount float64
+}
+
+func checkPseudocount(name string, eps float64) error {
+	if !(eps >= 0) || math.IsInf(eps, 0) {
+		return fmt.Errorf("train: %s.Pseudocount = %v, want a finite value ≥ 0 (0: the default)", name, eps)
 	}
-	eps := t.Pseudocount
-	switch t.Init {
-	case InitSeed001:
-		if eps == 0 {
-			eps = 1e-13
-		}
-	case InitSeed000:
-		if eps == 0 {
-			eps = 1e-3
-		}
-	default: // Trainer.withDefaults has checked the name
-		return fmt.Errorf("train: unknown Init %q (want %q or %q)", t.Init, InitSeed001, InitSeed000)
+	return nil
+}
+
+func (i InitCentred) validate() error  { return checkPseudocount("InitCentred", i.Pseudocount) }
+func (i InitGaussian) validate() error { return checkPseudocount("InitGaussian", i.Pseudocount) }
+
+func (i InitCentred) initialise(m *rbm.RBM, set *data.Set, seed uint64, frozen func(string) bool) error {
+	eps := i.Pseudocount
+	if eps == 0 {
+		eps = 1e-13
 	}
+	return initFromData(m, set, seed, eps, true, frozen)
+}
+
+func (i InitGaussian) initialise(m *rbm.RBM, set *data.Set, seed uint64, frozen func(string) bool) error {
+	eps := i.Pseudocount
+	if eps == 0 {
+		eps = 1e-3
+	}
+	return initFromData(m, set, seed, eps, false, frozen)
+}
+
+// initFromData sets the visible fields of the independent-site model with
+// pseudocount eps, weights of scale √(0.1/N) (random signs when centred,
+// Gaussian otherwise), hidden fields θ = −Wᵀ⟨v⟩ (centred) or 0, and unit
+// curvatures.
+func initFromData(m *rbm.RBM, set *data.Set, seed uint64, eps float64, centred bool, frozen func(string) bool) error {
 	mean := set.Mean()
 	if !frozen("visible.theta") {
 		if err := independentSiteFields(m.Visible, mean, eps); err != nil {
 			return err
 		}
 	}
-	rng := rbm.NewRNG(t.Seed, 0x1417)
+	rng := rbm.NewRNG(seed, 0x1417)
 	n := m.Visible.Len()
 	amp := math.Sqrt(0.1 / float64(n))
 	raw := m.W.RawMatrix().Data
 	for k := 0; k < len(raw) && !frozen("weights"); k++ {
-		if t.Init == InitSeed001 {
+		if centred {
 			raw[k] = amp
 			if rng.IntN(2) == 0 {
 				raw[k] = -amp
@@ -75,7 +101,7 @@ func initialise(t *Trainer, m *rbm.RBM, set *data.Set, frozen func(name string) 
 		case isField(names[p]):
 			for j := range ps {
 				ps[j] = 0
-				if t.Init == InitSeed001 {
+				if centred {
 					for i := 0; i < nv; i++ {
 						ps[j] -= raw[i*nh+j] * mean[i]
 					}

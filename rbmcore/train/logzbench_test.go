@@ -145,9 +145,9 @@ func TestLogZBenchmark(t *testing.T) {
 func benchEstimators(t *testing.T, set *data.Set, nh, seeds int) {
 	ctx := context.Background()
 	m := rbm.New(rbm.Binary(784), rbm.Binary(nh), rbm.Seed(1))
-	tr := train.Trainer{Method: train.PCD, Epochs: 10, Batch: 100, LR: 0.05, Init: train.InitSeed001, Seed: 1,
+	o := train.Options{Epochs: 10, Batch: 100, LR: 0.05, Init: train.InitCentred{}, Seed: 1,
 		Monitor: train.Monitor{PLEvery: -1, ReconEvery: -1}}
-	if _, err := tr.Fit(ctx, m, set); err != nil {
+	if _, err := train.Fit(ctx, m, set, train.PCD{}, train.SGD{}, o); err != nil {
 		t.Fatal(err)
 	}
 	t0 := time.Now()
@@ -214,7 +214,7 @@ func benchTracking(t *testing.T, set *data.Set, nh, epochs int) {
 	m2 := rbm.New(rbm.Binary(784), rbm.Binary(nh), rbm.Seed(2))
 	var models, all []*rbm.RBM // every 5th epoch, every epoch
 	var first *rbm.RBM
-	tr2 := train.Trainer{Method: train.PCD, Epochs: epochs, Batch: 100, LR: 0.05, Init: train.InitSeed001, Seed: 2,
+	o := train.Options{Epochs: epochs, Batch: 100, LR: 0.05, Init: train.InitCentred{}, Seed: 2,
 		Monitor: train.Monitor{PLEvery: -1, ReconEvery: -1},
 		OnUpdate: func(u train.Update) {
 			if first == nil {
@@ -228,7 +228,7 @@ func benchTracking(t *testing.T, set *data.Set, nh, epochs int) {
 			}
 			return true
 		}}
-	if _, err := tr2.Fit(ctx, m2, set); err != nil {
+	if _, err := train.Fit(ctx, m2, set, train.PCD{}, train.SGD{}, o); err != nil {
 		t.Fatal(err)
 	}
 	exacts := make([]float64, len(models))

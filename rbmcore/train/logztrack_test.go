@@ -28,20 +28,18 @@ func TestLogZTrackingCoverage(t *testing.T) {
 	for s := 0; s < seeds; s++ {
 		m := rbm.New(rbm.Binary(16), rbm.Binary(8), rbm.Seed(uint64(s+1)), rbm.WeightScale(0.1))
 		var exact []float64
-		tr := Trainer{Method: PCD, Batch: 10, Epochs: 20, LR: 0.3, Seed: uint64(s),
-			Monitor: Monitor{LogLikEvery: 4, PLEvery: -1, ReconEvery: -1, Track: &LogZTracker{Chains: 64, Steps: 20, Seed: uint64(s)}},
-			OnEpoch: func(r Record) bool {
-				if !math.IsNaN(r.LogLik) {
-					z, err := m.ExactLogZ(context.Background())
-					if err != nil {
-						t.Fatal(err)
-					}
-					exact = append(exact, z)
+		tr := setup{method: PCD{}, Options: Options{Batch: 10, Epochs: 20, LR: 0.3, Seed: uint64(s), Monitor: Monitor{LogLikEvery: 4, PLEvery: -1, ReconEvery: -1, Track: &LogZTracker{Chains: 64, Steps: 20, Seed: uint64(s)}}, OnEpoch: func(r Record) bool {
+			if !math.IsNaN(r.LogLik) {
+				z, err := m.ExactLogZ(context.Background())
+				if err != nil {
+					t.Fatal(err)
 				}
-				return true
-			}}
+				exact = append(exact, z)
+			}
+			return true
+		}}}
 		z0, _ := m.ExactLogZ(context.Background())
-		hist, err := tr.Fit(context.Background(), m, set)
+		hist, err := tr.fit(context.Background(), m, set)
 		if err != nil {
 			t.Fatal(err)
 		}

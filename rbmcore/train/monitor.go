@@ -20,7 +20,7 @@ import (
 // reconstruction error every epoch on up to 1000 rows, and never the
 // likelihood.
 type Monitor struct {
-	// HeldOut is the evaluation set (seed 001: the test set).
+	// HeldOut is the evaluation set ([BR21] use the test set).
 	HeldOut *data.Set
 	// Subset is the number of evaluation rows used (default 1000; ≤ 0 or
 	// larger than the set: all rows).
@@ -44,7 +44,7 @@ type Monitor struct {
 	// is used and updated in place: its ChainSweeps is the cost.
 	Track *LogZTracker
 	// UpdatePL, when positive, also measures the pseudo-likelihood after
-	// every update on UpdatePL random evaluation rows (seed 001 Fig. 5a uses
+	// every update on UpdatePL random evaluation rows ([BR21] Fig. 5a use
 	// 100) into History.UpdatePL.
 	UpdatePL int
 	// StochasticPL measures the pseudo-likelihoods (per epoch and per
@@ -60,7 +60,7 @@ type Monitor struct {
 // Record is one row of the History: the state after an epoch. Quantities
 // not measured at that epoch are NaN.
 type Record struct {
-	Epoch   int
+	Epoch   int     // the epoch, from 1
 	Updates int     // updates completed
 	Seconds float64 // wall-clock time since the start of training
 	K       int     // Gibbs sweeps per update in this epoch
@@ -90,6 +90,7 @@ type Record struct {
 
 // History is the table of per-epoch records of a training run.
 type History struct {
+	// Records has one entry per completed epoch, in order.
 	Records []Record
 	// UpdatePL is the per-update pseudo-likelihood (Monitor.UpdatePL).
 	UpdatePL []float64
@@ -154,8 +155,8 @@ type monitor struct {
 	rng  *rand.Rand
 }
 
-func newMonitor(t *Trainer, train *data.Set) (*monitor, error) {
-	cfg := t.Monitor
+func newMonitor(o Options, train *data.Set) (*monitor, error) {
+	cfg := o.Monitor
 	set := cfg.HeldOut
 	if set == nil {
 		set = train
@@ -177,7 +178,7 @@ func newMonitor(t *Trainer, train *data.Set) (*monitor, error) {
 	if cfg.AISBetas == 0 {
 		cfg.AISBetas = 10000
 	}
-	mo := &monitor{cfg: cfg, rng: rand.New(rand.NewPCG(t.Seed, 0x3011))}
+	mo := &monitor{cfg: cfg, rng: rand.New(rand.NewPCG(o.Seed, 0x3011))}
 	n := set.Len()
 	if cfg.Subset > 0 && cfg.Subset < n {
 		idx := mo.rng.Perm(n)[:cfg.Subset]
@@ -228,27 +229,27 @@ func (mo *monitor) endOfEpoch(ctx context.Context, r *run, k int, lr, grad float
 	nan := math.NaN()
 	rec := Record{Epoch: r.epoch, Updates: r.updates, Seconds: r.elapsed + time.Since(r.start).Seconds(), K: k, LR: lr,
 		PseudoLikelihood: nan, ReconError: nan, LogLik: nan, LogLikLow: nan, LogLikHigh: nan, LogZ: nan, LogZStdErr: nan,
-		GradNorm: grad, ChainMean: r.smp.chainMean(), SwapRate: r.smp.swapRate()}
+		GradNorm: grad, ChainMean: chainMean(r.chains), SwapRate: r.chains.swapRate()}
 	for _, w := range r.m.W.RawMatrix().Data {
 		rec.WeightNorm += w * w
 		rec.MaxWeight = math.Max(rec.MaxWeight, math.Abs(w))
 	}
 	rec.WeightNorm = math.Sqrt(rec.WeightNorm)
 	var err error
-	if due(mo.cfg.PLEvery, r.epoch, r.t.Epochs) {
+	if due(mo.cfg.PLEvery, r.epoch, r.o.Epochs) {
 		if rec.PseudoLikelihood, err = pseudoLikelihood(ctx, r.m, mo.eval, mo.plRNG()); err != nil {
 			return rec, fmt.Errorf("train: epoch %d: %w", r.epoch, err)
 		}
 	}
-	if due(mo.cfg.ReconEvery, r.epoch, r.t.Epochs) {
+	if due(mo.cfg.ReconEvery, r.epoch, r.o.Epochs) {
 		rec.ReconError = reconError(r.m, mo.eval)
 	}
-	if due(mo.cfg.LogLikEvery, r.epoch, r.t.Epochs) && mo.cfg.Track != nil {
+	if due(mo.cfg.LogLikEvery, r.epoch, r.o.Epochs) && mo.cfg.Track != nil {
 		if err := mo.tracked(ctx, r, &rec); err != nil {
 			return rec, fmt.Errorf("train: epoch %d: log Z tracking: %w", r.epoch, err)
 		}
-	} else if due(mo.cfg.LogLikEvery, r.epoch, r.t.Epochs) {
-		if rec.LogLik, rec.LogLikLow, rec.LogLikHigh, err = logLikelihood(ctx, r.m, mo.eval, r.set, mo.cfg, r.t.Seed+uint64(r.epoch)); err != nil {
+	} else if due(mo.cfg.LogLikEvery, r.epoch, r.o.Epochs) {
+		if rec.LogLik, rec.LogLikLow, rec.LogLikHigh, err = logLikelihood(ctx, r.m, mo.eval, r.set, mo.cfg, r.o.Seed+uint64(r.epoch)); err != nil {
 			return rec, fmt.Errorf("train: epoch %d: log-likelihood: %w", r.epoch, err)
 		}
 	}
@@ -261,7 +262,7 @@ func (mo *monitor) startTracking(ctx context.Context, r *run) error {
 	if mo.cfg.Track == nil || mo.cfg.LogLikEvery <= 0 {
 		return nil
 	}
-	z, se, err := startLogZ(ctx, r.m, r.set.X, r.t.Seed^0x7a4c)
+	z, se, err := startLogZ(ctx, r.m, r.set.X, r.o.Seed^0x7a4c)
 	if err == nil {
 		err = mo.cfg.Track.Start(ctx, r.m, z, se)
 	}
@@ -302,4 +303,19 @@ func reconError(m *rbm.RBM, v *mat.Dense) float64 {
 		cols /= m.Visible.States()
 	}
 	return s / float64(rows*cols)
+}
+
+// chainMean returns the mean visible value of the β = 1 chains (NaN for CD
+// and Exact).
+func chainMean(c chains) float64 {
+	states := c.chainStates()
+	if len(states) == 0 {
+		return math.NaN()
+	}
+	v := states[len(states)-1]
+	t := 0.0
+	for _, x := range v {
+		t += x
+	}
+	return t / float64(len(v))
 }

@@ -44,10 +44,10 @@ func TestCoresDoNotChangeResults(t *testing.T) {
 	exact := rbm.BLASBackend() != "openblas"
 	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(0))
 	set := randomBinarySet(100, 70, 7)
-	for _, tr := range []Trainer{
-		{Method: PCD, Chains: 37, K: 2, Batch: 30, Epochs: 2, LR: 0.05, Optimizer: Adam, L2: 1e-3, Seed: 4},
-		{Method: CD, K: 1, Batch: 30, Epochs: 2, LR: 0.05, Optimizer: Momentum, Seed: 5},
-		{Method: PCD, Chains: 37, K: 1, Batch: 30, Epochs: 2, LR: 0.05, Float32: true, Seed: 6},
+	for _, tr := range []setup{
+		{method: PCD{K: 2, Chains: 37}, opt: Adam{}, Options: Options{Batch: 30, Epochs: 2, LR: 0.05, Seed: 4, Regularisers: []Regulariser{L2{Lambda: 1e-3}}}},
+		{method: CD{K: 1}, opt: Momentum{}, Options: Options{Batch: 30, Epochs: 2, LR: 0.05, Seed: 5}},
+		{method: PCD{K: 1, Chains: 37}, Options: Options{Batch: 30, Epochs: 2, LR: 0.05, Float32: true, Seed: 6}},
 	} {
 		tr.Monitor = Monitor{PLEvery: -1, ReconEvery: -1}
 		tol := 0.0
@@ -62,7 +62,7 @@ func TestCoresDoNotChangeResults(t *testing.T) {
 			m := rbm.New(rbm.Binary(70), rbm.Binary(50), rbm.Seed(3), rbm.WeightScale(0.1))
 			var norms []float64
 			tr.OnUpdate = func(u Update) { norms = append(norms, u.GradNorm) }
-			if _, err := tr.Fit(context.Background(), m, set); err != nil {
+			if _, err := tr.fit(context.Background(), m, set); err != nil {
 				t.Fatal(err)
 			}
 			if procs == 1 {
@@ -70,11 +70,11 @@ func TestCoresDoNotChangeResults(t *testing.T) {
 				continue
 			}
 			if d := maxRelDiff(paramsOf(m), want); d > tol {
-				t.Errorf("%s (Float32 %v): parameters with GOMAXPROCS %d differ from those with 1 (relative %.3g)", tr.Method, tr.Float32, procs, d)
+				t.Errorf("%s (Float32 %v): parameters with GOMAXPROCS %d differ from those with 1 (relative %.3g)", tr.method, tr.Float32, procs, d)
 			}
 			for k := range norms {
 				if math.Abs(norms[k]-wantNorms[k]) > tol*wantNorms[k] {
-					t.Errorf("%s: gradient norm of update %d with GOMAXPROCS %d: %v, with 1: %v", tr.Method, k+1, procs, norms[k], wantNorms[k])
+					t.Errorf("%s: gradient norm of update %d with GOMAXPROCS %d: %v, with 1: %v", tr.method, k+1, procs, norms[k], wantNorms[k])
 					break
 				}
 			}
@@ -155,7 +155,7 @@ func TestPCDChainsSampleTheModel(t *testing.T) {
 		tot += p[i]
 	}
 	set := &data.Set{X: states, Kind: data.KindBinary, Q: 1, Source: "states"}
-	tr := Trainer{Method: PCD, Chains: 64, Batch: 16, LR: 1e-300, Seed: 9, Monitor: Monitor{PLEvery: -1, ReconEvery: -1}}
+	tr := setup{method: PCD{Chains: 64}, Options: Options{Batch: 16, LR: 1e-300, Seed: 9, Monitor: Monitor{PLEvery: -1, ReconEvery: -1}}}
 	r := preparedRun(t, tr, m, set)
 	count := make([]float64, len(p))
 	n := 0
@@ -168,7 +168,7 @@ func TestPCDChainsSampleTheModel(t *testing.T) {
 		if epoch <= 20 {
 			continue // burn-in
 		}
-		v := r.smp.neg.v.f
+		v := r.chains.negative().v.f
 		for c := 0; c < 64; c++ {
 			s := 0
 			for i := 3; i >= 0; i-- {
@@ -191,9 +191,9 @@ func TestPCDChainsSampleTheModel(t *testing.T) {
 
 // preparedRun returns the run of tr on m and set, ready for update or loop
 // (without Fit's initialisation, so the model is trained as given).
-func preparedRun(t *testing.T, tr Trainer, m *rbm.RBM, set *data.Set) *run {
+func preparedRun(t *testing.T, tr setup, m *rbm.RBM, set *data.Set) *run {
 	t.Helper()
-	r, err := tr.newRun(m, set)
+	r, err := newRun(context.Background(), m, set, tr.method, tr.opt, tr.Options)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -10,7 +10,7 @@ import (
 )
 
 // buf is a row-major matrix buffer of the trainer (states, inputs, means)
-// with, under Trainer.Float32, a float32 shadow of the same shape. Workers
+// with, under Options.Float32, a float32 shadow of the same shape. Workers
 // own disjoint row ranges of a buf, so no buffer is shared between them.
 type buf struct {
 	f    []float64
@@ -50,7 +50,7 @@ func (b *buf) sync32(r0, r1 int) {
 }
 
 // products computes the matrix products of training with the model's
-// weights: in float64; or (Trainer.Float32) all in float32 with a float32
+// weights: in float64; or (Options.Float32) all in float32 with a float32
 // shadow copy of W refreshed after every update; or, in float64 runs of
 // models whose two layers are binary or spin (vis32), with the visible
 // inputs h·Wᵀ alone in float32 from the shadow, whose samples a
@@ -66,7 +66,7 @@ func (b *buf) sync32(r0, r1 int) {
 // so there the split (the number of cores) changes the last bits.
 type products struct {
 	m      *rbm.RBM
-	all32  bool      // every product in float32 (Trainer.Float32)
+	all32  bool      // every product in float32 (Options.Float32)
 	w32    []float32 // float32 shadow of W (nil when every product is float64)
 	absRow []float64 // with w32: Σ_j |w_ij| of every visible unit i
 	g32    []float32 // float32 weight-gradient rows (all32 only)

@@ -23,17 +23,17 @@ func TestCertifiedVisibleInputs(t *testing.T) {
 	const rows, nv = 120, 40
 	for _, c := range []struct {
 		name          string
-		method        string
+		method        Method
 		spin          bool
 		nh, epochs    int
 		scale         float64
 		wantRecompute bool
 	}{
-		{"binary PCD", PCD, false, 30, 3, 0.1, false},
-		{"spin CD", CD, true, 30, 3, 0.1, false},
+		{"binary PCD", PCD{K: 2, Chains: 20}, false, 30, 3, 0.1, false},
+		{"spin CD", CD{K: 2}, true, 30, 3, 0.1, false},
 		// 200 terms of weights ~0.5: bounds of about 1e-3 on inputs of
 		// order 5, so that a few samples in 10⁴ straddle a decision.
-		{"binary PCD, many large weights", PCD, false, 200, 30, 0.5, true},
+		{"binary PCD, many large weights", PCD{K: 2, Chains: 20}, false, 200, 30, 0.5, true},
 	} {
 		nh := c.nh
 		x := mat.NewDense(rows, nv, nil)
@@ -54,8 +54,8 @@ func TestCertifiedVisibleInputs(t *testing.T) {
 			}
 			return rbm.New(rbm.Binary(nv), rbm.Binary(nh), rbm.Seed(5), rbm.WeightScale(c.scale))
 		}
-		train := func(tr Trainer) ([][]float64, *run) {
-			tr.Method, tr.K, tr.Chains, tr.Batch, tr.Epochs, tr.LR, tr.Seed = c.method, 2, 20, 20, c.epochs, 0.05, 3
+		train := func(tr setup) ([][]float64, *run) {
+			tr.method, tr.Batch, tr.Epochs, tr.LR, tr.Seed = c.method, 20, c.epochs, 0.05, 3
 			tr.Monitor = Monitor{PLEvery: -1, ReconEvery: -1}
 			m := model()
 			r := preparedRun(t, tr, m, set)
@@ -64,19 +64,19 @@ func TestCertifiedVisibleInputs(t *testing.T) {
 			}
 			return paramsOf(m), r
 		}
-		got, r := train(Trainer{})
-		if r.smp.visCert == nil {
+		got, r := train(setup{})
+		if r.chains.(*sampler).visCert == nil {
 			t.Fatalf("%s: the visible inputs were not certified float32", c.name)
 		}
-		want, _ := train(Trainer{float64Visible: true})
+		want, _ := train(setup{Options: Options{float64Visible: true}})
 		if d := maxRelDiff(got, want); d != 0 {
 			t.Errorf("%s: certified float32 visible inputs change the parameters (relative %.3g)", c.name, d)
 		}
-		n := r.smp.recomputed.Load()
+		n := r.chains.(*sampler).recomputed.Load()
 		if c.wantRecompute && n == 0 {
 			t.Errorf("%s: no input was recomputed: the straddling case was not exercised", c.name)
 		}
-		loose, _ := train(Trainer{Float32: true})
+		loose, _ := train(setup{Options: Options{Float32: true}})
 		if maxRelDiff(loose, want) == 0 {
 			t.Errorf("%s: float32 products without the certificate gave the same parameters: the test is not sensitive", c.name)
 		}

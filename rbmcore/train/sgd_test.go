@@ -349,10 +349,10 @@ func TestShadowRows(t *testing.T) {
 // MaxWeight stops with the same DivergenceError.
 func TestSGDShadowPathsTrain(t *testing.T) {
 	set := randomBinarySet(90, 37, 9)
-	for _, tr := range []Trainer{
-		{Method: PCD, Chains: 20, K: 1, Batch: 30, Epochs: 3, LR: 0.05, Seed: 4},
-		{Method: CD, K: 1, Batch: 30, Epochs: 3, LR: 0.05, L2: 1e-3, L1: 1e-4, Seed: 5},
-		{Method: PCD, Chains: 20, K: 1, Batch: 30, Epochs: 3, LR: 5, MaxWeight: 0.3, Seed: 6},
+	for _, tr := range []setup{
+		{method: PCD{K: 1, Chains: 20}, Options: Options{Batch: 30, Epochs: 3, LR: 0.05, Seed: 4}},
+		{method: CD{K: 1}, Options: Options{Batch: 30, Epochs: 3, LR: 0.05, Seed: 5, Regularisers: []Regulariser{L2{Lambda: 1e-3}, L1{Lambda: 1e-4}}}},
+		{method: PCD{K: 1, Chains: 20}, Options: Options{Batch: 30, Epochs: 3, LR: 5, MaxWeight: 0.3, Seed: 6}},
 	} {
 		tr.Monitor = Monitor{PLEvery: -1, ReconEvery: -1}
 		var want [][]float64
@@ -363,7 +363,7 @@ func TestSGDShadowPathsTrain(t *testing.T) {
 			m := rbm.New(rbm.Binary(37), rbm.Binary(23), rbm.Seed(3), rbm.WeightScale(0.1))
 			var norms []float64
 			tr.OnUpdate = func(u Update) { norms = append(norms, u.GradNorm) }
-			_, err := tr.Fit(context.Background(), m, set)
+			_, err := tr.fit(context.Background(), m, set)
 			restore()
 			msg := fmt.Sprint(err)
 			if tr.MaxWeight > 0 && err == nil {
@@ -371,7 +371,7 @@ func TestSGDShadowPathsTrain(t *testing.T) {
 			} else if tr.MaxWeight == 0 && err != nil {
 				t.Fatal(err)
 			}
-			t.Logf("%s, %s, L2 %v: %d updates, error %v", p.name, tr.Method, tr.L2, len(norms), err)
+			t.Logf("%s, %s, %v: %d updates, error %v", p.name, tr.method, tr.Regularisers, len(norms), err)
 			if i == 0 {
 				want, wantNorms, wantErr = paramsOf(m), norms, msg
 				continue
@@ -391,7 +391,7 @@ func TestSGDShadowPathsTrain(t *testing.T) {
 			for q := range want {
 				for k := range want[q] {
 					if math.Float64bits(got[q][k]) != math.Float64bits(want[q][k]) {
-						t.Fatalf("%s (L2 %v): parameter %d[%d] = %v, want %v", p.name, tr.L2, q, k, got[q][k], want[q][k])
+						t.Fatalf("%s (%v): parameter %d[%d] = %v, want %v", p.name, tr.Regularisers, q, k, got[q][k], want[q][k])
 					}
 				}
 			}

@@ -45,7 +45,7 @@ func sameParams(a, b [][]float64) bool {
 // number of updates.
 func TestCancelLeavesLastUpdate(t *testing.T) {
 	set := basSet(t)
-	base := Trainer{Method: PCD, Batch: 4, Epochs: 5, LR: 0.05, Seed: 7, Monitor: Monitor{PLEvery: -1, ReconEvery: -1}}
+	base := setup{method: PCD{}, Options: Options{Batch: 4, Epochs: 5, LR: 0.05, Seed: 7, Monitor: Monitor{PLEvery: -1, ReconEvery: -1}}}
 	m1 := rbm.New(rbm.Binary(9), rbm.Binary(5), rbm.Seed(3))
 	ctx, cancel := context.WithCancel(context.Background())
 	tr := base
@@ -54,7 +54,7 @@ func TestCancelLeavesLastUpdate(t *testing.T) {
 			cancel()
 		}
 	}
-	hist, err := tr.Fit(ctx, m1, set)
+	hist, err := tr.fit(ctx, m1, set)
 	if !errors.Is(err, context.Canceled) || hist == nil || len(hist.Records) != 1 {
 		t.Fatalf("err %v, history %v: want context.Canceled after one epoch record", err, hist)
 	}
@@ -69,7 +69,7 @@ func TestCancelLeavesLastUpdate(t *testing.T) {
 			cancel2()
 		}
 	}
-	ref.Fit(ctx2, m2, set)
+	ref.fit(ctx2, m2, set)
 	if !sameParams(paramsOf(m1), paramsOf(m2)) {
 		t.Error("cancelled runs with the same seed differ: the model is not at a completed update")
 	}
@@ -85,9 +85,8 @@ func TestDivergenceKeepsLastGood(t *testing.T) {
 	set := basSet(t)
 	m := rbm.New(rbm.Binary(9), rbm.Gaussian(3), rbm.Seed(2), rbm.WeightScale(0.5))
 	var last [][]float64
-	tr := Trainer{Method: CD, Batch: 16, Epochs: 50, LR: 50, MaxWeight: 20, Seed: 1, Monitor: Monitor{PLEvery: -1, ReconEvery: -1},
-		OnUpdate: func(Update) { last = paramsOf(m) }}
-	_, err := tr.Fit(context.Background(), m, set)
+	tr := setup{method: CD{}, Options: Options{Batch: 16, Epochs: 50, LR: 50, MaxWeight: 20, Seed: 1, Monitor: Monitor{PLEvery: -1, ReconEvery: -1}, OnUpdate: func(Update) { last = paramsOf(m) }}}
+	_, err := tr.fit(context.Background(), m, set)
 	var de *DivergenceError
 	if !errors.As(err, &de) {
 		t.Fatalf("error %v, want a DivergenceError", err)
@@ -116,8 +115,8 @@ func TestDivergenceKeepsLastGood(t *testing.T) {
 func TestDivergenceAfterWeightStep(t *testing.T) {
 	m := rbm.New(rbm.Binary(9), rbm.Gaussian(3), rbm.Seed(2), rbm.WeightScale(0.5))
 	before, array := paramsOf(m), &m.W.RawMatrix().Data[0]
-	tr := Trainer{Method: CD, Batch: 4, Epochs: 5, LR: 5, MaxWeight: 1e12, MinGamma: -1, Seed: 1, Monitor: Monitor{PLEvery: -1, ReconEvery: -1}}
-	_, err := tr.Fit(context.Background(), m, basSet(t))
+	tr := setup{method: CD{}, Options: Options{Batch: 4, Epochs: 5, LR: 5, MaxWeight: 1e12, MinGamma: -1, Seed: 1, Monitor: Monitor{PLEvery: -1, ReconEvery: -1}}}
+	_, err := tr.fit(context.Background(), m, basSet(t))
 	var de *DivergenceError
 	if !errors.As(err, &de) || !strings.HasPrefix(de.Param, "hidden.gamma") || de.Update != 1 {
 		t.Fatalf("error %v, want a DivergenceError on hidden.gamma in the first update", err)
@@ -145,9 +144,8 @@ func TestWeightsStayInTheirArray(t *testing.T) {
 				t.Errorf("%d updates, %s: the weights are not in the model's own array", updates, when)
 			}
 		}
-		tr := Trainer{Method: PCD, Batch: 16, Chains: 4, Epochs: updates, LR: 0.1, Seed: 1, Monitor: Monitor{PLEvery: -1, ReconEvery: -1},
-			OnUpdate: func(Update) { check("OnUpdate") }, OnEpoch: func(Record) bool { check("OnEpoch"); return true }}
-		if _, err := tr.Fit(context.Background(), m, set); err != nil {
+		tr := setup{method: PCD{Chains: 4}, Options: Options{Batch: 16, Epochs: updates, LR: 0.1, Seed: 1, Monitor: Monitor{PLEvery: -1, ReconEvery: -1}, OnUpdate: func(Update) { check("OnUpdate") }, OnEpoch: func(Record) bool { check("OnEpoch"); return true }}}
+		if _, err := tr.fit(context.Background(), m, set); err != nil {
 			t.Fatal(err)
 		}
 		check("after Fit")
@@ -157,7 +155,7 @@ func TestWeightsStayInTheirArray(t *testing.T) {
 		tr.OnUpdate, tr.OnEpoch = nil, nil
 		m2 := rbm.New(rbm.Binary(9), rbm.Binary(4), rbm.Seed(5))
 		w2 := m2.W.RawMatrix().Data
-		if _, err := tr.Fit(context.Background(), m2, set); err != nil {
+		if _, err := tr.fit(context.Background(), m2, set); err != nil {
 			t.Fatal(err)
 		}
 		if &m2.W.RawMatrix().Data[0] != &w2[0] || !slices.Equal(w2, w) {
@@ -174,22 +172,22 @@ func TestCheckpointResume(t *testing.T) {
 	set := basSet(t)
 	dir := t.TempDir()
 	mk := func() *rbm.RBM { return rbm.New(rbm.Binary(9), rbm.ReLU(4), rbm.Seed(5), rbm.WeightScale(0.2)) }
-	for _, method := range []string{Exact, PCD} {
-		tr := Trainer{Method: method, Batch: 5, Chains: 7, Epochs: 6, LR: 0.02, Optimizer: Adam, Seed: 3}
+	for _, method := range []Method{Exact{}, PCD{Chains: 7}} {
+		tr := setup{method: method, opt: Adam{}, Options: Options{Batch: 5, Epochs: 6, LR: 0.02, Seed: 3}}
 		full := mk()
-		hFull, err := tr.Fit(context.Background(), full, set)
+		hFull, err := tr.fit(context.Background(), full, set)
 		if err != nil {
 			t.Fatal(err)
 		}
 		part := mk()
 		short := tr
 		short.Epochs = 3
-		short.Checkpoint = filepath.Join(dir, method+".ckpt")
-		if _, err := short.Fit(context.Background(), part, set); err != nil {
+		short.Checkpoint = filepath.Join(dir, strings.ToLower(method.String())+".ckpt")
+		if _, err := short.fit(context.Background(), part, set); err != nil {
 			t.Fatal(err)
 		}
 		resumed := mk() // fresh parameters: all of them must come from the file
-		hRes, err := tr.Resume(context.Background(), short.Checkpoint, resumed, set)
+		hRes, err := tr.resume(context.Background(), short.Checkpoint, resumed, set)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -204,21 +202,21 @@ func TestCheckpointResume(t *testing.T) {
 	raw, _ := os.ReadFile(filepath.Join(dir, "pcd.ckpt"))
 	bad := filepath.Join(dir, "bad.ckpt")
 	os.WriteFile(bad, raw[:len(raw)/2], 0o644)
-	tr := Trainer{Method: PCD, Batch: 5, Chains: 7, Epochs: 6}
-	if _, err := tr.Resume(context.Background(), bad, mk(), set); err == nil || !strings.Contains(err.Error(), "bad.ckpt") {
+	tr := setup{method: PCD{Chains: 7}, Options: Options{Batch: 5, Epochs: 6}}
+	if _, err := tr.resume(context.Background(), bad, mk(), set); err == nil || !strings.Contains(err.Error(), "bad.ckpt") {
 		t.Errorf("truncated checkpoint: error %v", err)
 	}
 	other := rbm.New(rbm.Binary(9), rbm.Binary(4))
-	if _, err := tr.Resume(context.Background(), filepath.Join(dir, "pcd.ckpt"), other, set); err == nil {
+	if _, err := tr.resume(context.Background(), filepath.Join(dir, "pcd.ckpt"), other, set); err == nil {
 		t.Error("checkpoint accepted for a different architecture")
 	}
 }
 
 func TestOptimizers(t *testing.T) {
 	g1, g2 := []float64{1, -2}, []float64{0.5, 0.5}
-	run := func(tr Trainer) []float64 {
+	run := func(opt Optimiser) []float64 {
 		p := [][]float64{{0, 0}}
-		o, err := newOptimizer(&tr, p)
+		o, err := opt.newState(p)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -231,11 +229,11 @@ func TestOptimizers(t *testing.T) {
 		return p[0]
 	}
 	// SGD: 0.1(g1+g2).
-	if p := run(Trainer{}); math.Abs(p[0]-0.15) > 1e-15 || math.Abs(p[1]+0.15) > 1e-15 {
+	if p := run(SGD{}); math.Abs(p[0]-0.15) > 1e-15 || math.Abs(p[1]+0.15) > 1e-15 {
 		t.Errorf("SGD %v", p)
 	}
 	// Momentum µ = 0.5: v1 = g1, v2 = 0.5 g1 + g2, θ = 0.1(v1+v2).
-	if p := run(Trainer{Optimizer: Momentum, Momentum: 0.5}); math.Abs(p[0]-0.1*(1+1)) > 1e-15 || math.Abs(p[1]-0.1*(-2-0.5)) > 1e-15 {
+	if p := run(Momentum{Mu: 0.5}); math.Abs(p[0]-0.1*(1+1)) > 1e-15 || math.Abs(p[1]-0.1*(-2-0.5)) > 1e-15 {
 		t.Errorf("momentum %v", p)
 	}
 	// Adam, written out: m_t, v_t with bias correction.
@@ -247,11 +245,11 @@ func TestOptimizers(t *testing.T) {
 		m2, v2 := b1*m1+(1-b1)*g2[k], b2*v1+(1-b2)*g2[k]*g2[k]
 		want[k] += 0.1 * (m2 / (1 - b1*b1)) / (math.Sqrt(v2/(1-b2*b2)) + eps)
 	}
-	if p := run(Trainer{Optimizer: Adam}); math.Abs(p[0]-want[0]) > 1e-12 || math.Abs(p[1]-want[1]) > 1e-12 {
+	if p := run(Adam{}); math.Abs(p[0]-want[0]) > 1e-12 || math.Abs(p[1]-want[1]) > 1e-12 {
 		t.Errorf("Adam %v, want %v", p, want)
 	}
-	if _, err := newOptimizer(&Trainer{Optimizer: "rmsprop"}, nil); err == nil {
-		t.Error("unknown optimiser accepted")
+	if _, err := (Adam{Eps: -1}).newState(nil); err == nil {
+		t.Error("Adam with ε < 0 accepted")
 	}
 }
 
@@ -260,9 +258,9 @@ func TestSchedules(t *testing.T) {
 		epoch, k int
 		lr       float64
 	}{{1, 1, 0.5}, {10, 1, 0.5}, {11, 2, 0.25}, {491, 50, 0.01}, {500, 50, 0.01}} {
-		k, lr := Seed001(c.epoch, 7, 0.5)
+		k, lr := GrowingK(c.epoch, 7, 0.5)
 		if k != c.k || math.Abs(lr-c.lr) > 1e-15 {
-			t.Errorf("Seed001(%d) = %d, %v; want %d, %v", c.epoch, k, lr, c.k, c.lr)
+			t.Errorf("GrowingK(%d) = %d, %v; want %d, %v", c.epoch, k, lr, c.k, c.lr)
 		}
 	}
 	g := GeometricDecay(100, 0.5, 0.01)
@@ -282,36 +280,36 @@ func TestSchedules(t *testing.T) {
 func TestPenaltiesFiniteDifferences(t *testing.T) {
 	m := rbm.New(rbm.Binary(4), rbm.Binary(3), rbm.Seed(9), rbm.WeightScale(0.5))
 	m.Visible.Params()[0][1] = 0.7
-	tr := Trainer{L2: 0.3, L1: 0.05, L1Squared: 0.2, L2Fields: 0.4}
+	pen := penalties{l2: 0.3, l1: 0.05, l1sq: 0.2, fields: 0.4}
 	penalty := func() float64 {
 		w := m.W.RawMatrix().Data
 		nv, nh := m.W.Dims()
 		r := 0.0
 		for _, x := range w {
-			r += tr.L2/2*x*x + tr.L1*math.Abs(x)
+			r += pen.l2/2*x*x + pen.l1*math.Abs(x)
 		}
 		for j := 0; j < nh; j++ {
 			s := 0.0
 			for i := 0; i < nv; i++ {
 				s += math.Abs(w[i*nh+j])
 			}
-			r += tr.L1Squared / (2 * float64(nv)) * s * s
+			r += pen.l1sq / (2 * float64(nv)) * s * s
 		}
 		for _, th := range m.Visible.Params()[0] {
-			r += tr.L2Fields / 2 * th * th
+			r += pen.fields / 2 * th * th
 		}
 		return r
 	}
-	cfg, _ := tr.withDefaults()
+	cfg, _ := Options{}.withDefaults()
 	// The elementwise penalties are applied by the weight pass: the generic
 	// loops (step without the scan), with a zero step (lr 0) leaving W as
 	// it is, and plain SGD's fused loop (step with the scan), which leaves W
 	// as it is and writes W + lr·direction over the direction.
 	for _, fused := range []bool{false, true} {
-		r := &run{t: cfg, m: m, lg: newLayerGrads(m), dir: newGradient(m), prod: newProducts(m, false, false)}
+		r := &run{o: cfg, pen: pen, m: m, lg: newLayerGrads(m), dir: newGradient(m), prod: newProducts(m, false, false)}
 		r.params, r.names = modelParams(m)
 		r.frozen, r.backup = make([]bool, len(r.params)), zerosLike(r.params)
-		r.opt, _ = newOptimizer(&cfg, r.params)
+		r.opt, _ = SGD{}.newState(r.params)
 		r.wpass.init(r)
 		r.direction()
 		r.opt.begin()
@@ -366,8 +364,8 @@ func TestCentredStep(t *testing.T) {
 	}
 	before := paramsOf(m)
 	const lr = 1e-3
-	tr := Trainer{Method: Exact, Batch: 5, Epochs: 1, LR: lr, Centred: true, Monitor: Monitor{PLEvery: -1, ReconEvery: -1}}
-	if _, err := tr.Fit(context.Background(), m, set); err != nil {
+	tr := setup{method: Exact{}, Options: Options{Batch: 5, Epochs: 1, LR: lr, Centred: true, Monitor: Monitor{PLEvery: -1, ReconEvery: -1}}}
+	if _, err := tr.fit(context.Background(), m, set); err != nil {
 		t.Fatal(err)
 	}
 	after := paramsOf(m)
@@ -409,8 +407,8 @@ func TestCentredStep(t *testing.T) {
 func TestMonitorLikelihood(t *testing.T) {
 	set := basSet(t)
 	m := rbm.New(rbm.Binary(9), rbm.Binary(6), rbm.Seed(4))
-	tr := Trainer{Method: PCD, Batch: 8, Epochs: 3, LR: 0.05, Monitor: Monitor{LogLikEvery: 3, UpdatePL: 5}}
-	hist, err := tr.Fit(context.Background(), m, set)
+	tr := setup{method: PCD{}, Options: Options{Batch: 8, Epochs: 3, LR: 0.05, Monitor: Monitor{LogLikEvery: 3, UpdatePL: 5}}}
+	hist, err := tr.fit(context.Background(), m, set)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -461,9 +459,8 @@ func TestEarlyStoppingAndHistory(t *testing.T) {
 		return k, lr
 	}
 	epochs := 0
-	tr := Trainer{Method: Exact, Batch: 16, Epochs: 30, LR: 0.5, Schedule: sched, Patience: 2, StopMetric: "recon", RestoreBest: true,
-		OnEpoch: func(Record) bool { epochs++; return true }}
-	hist, err := tr.Fit(context.Background(), m, set)
+	tr := setup{method: Exact{}, Options: Options{Batch: 16, Epochs: 30, LR: 0.5, Schedule: sched, OnEpoch: func(Record) bool { epochs++; return true }, EarlyStop: EarlyStop{Patience: 2, Metric: MetricRecon, RestoreBest: true}}}
+	hist, err := tr.fit(context.Background(), m, set)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -482,8 +479,8 @@ func TestEarlyStoppingAndHistory(t *testing.T) {
 	}
 	// OnEpoch returning false stops after that epoch.
 	m2 := rbm.New(rbm.Binary(9), rbm.Binary(8), rbm.Seed(1))
-	tr2 := Trainer{Method: CD, Batch: 16, Epochs: 30, OnEpoch: func(r Record) bool { return r.Epoch < 2 }}
-	h2, _ := tr2.Fit(context.Background(), m2, set)
+	tr2 := setup{method: CD{}, Options: Options{Batch: 16, Epochs: 30, OnEpoch: func(r Record) bool { return r.Epoch < 2 }}}
+	h2, _ := tr2.fit(context.Background(), m2, set)
 	if len(h2.Records) != 2 {
 		t.Errorf("OnEpoch stop: %d records, want 2", len(h2.Records))
 	}
@@ -492,23 +489,31 @@ func TestEarlyStoppingAndHistory(t *testing.T) {
 func TestConfigErrors(t *testing.T) {
 	set := basSet(t)
 	m := rbm.New(rbm.Binary(9), rbm.Binary(3))
-	for _, tr := range []Trainer{{Method: "gibbs"}, {LR: -1}, {K: -2}, {Optimizer: "x"}, {Init: "seed999"}, {Method: PT, Betas: []float64{0.5, 0.9}}, {StopMetric: "acc"}} {
-		if _, err := tr.Fit(context.Background(), m, set); err == nil {
+	for _, tr := range []setup{
+		{method: CD{K: -1}},
+		{Options: Options{LR: -1}},
+		{method: PCD{K: -2}},
+		{opt: Momentum{Mu: -0.5}},
+		{Options: Options{Init: InitCentred{Pseudocount: -1}}},
+		{method: PT{Betas: []float64{0.5, 0.9}}},
+		{Options: Options{EarlyStop: EarlyStop{Metric: -1}}},
+		{Options: Options{Regularisers: []Regulariser{nil}}},
+	} {
+		if _, err := tr.fit(context.Background(), m, set); err == nil {
 			t.Errorf("%+v accepted", tr)
 		}
 	}
 	wrong := rbm.New(rbm.Binary(8), rbm.Binary(3))
-	if _, err := (&Trainer{}).Fit(context.Background(), wrong, set); err == nil || !strings.Contains(err.Error(), "columns") {
+	if _, err := Fit(context.Background(), wrong, set, nil, nil, Options{}); err == nil || !strings.Contains(err.Error(), "columns") {
 		t.Errorf("width mismatch: %v", err)
 	}
 }
 
-// TestSeed001Init checks the initialisation formulas of seed 001.
-func TestSeed001Init(t *testing.T) {
+// TestInitCentred checks the formulas of InitCentred.
+func TestInitCentred(t *testing.T) {
 	set := basSet(t)
 	m := rbm.New(rbm.Binary(9), rbm.ReLU(4))
-	tr := Trainer{Init: InitSeed001, Pseudocount: 1e-3, Epochs: 1, LR: 1e-300, Method: CD, Monitor: Monitor{PLEvery: -1, ReconEvery: -1}}
-	if err := initialise(&tr, m, set, func(string) bool { return false }); err != nil {
+	if err := (InitCentred{Pseudocount: 1e-3}).initialise(m, set, 0, func(string) bool { return false }); err != nil {
 		t.Fatal(err)
 	}
 	mean := set.Mean()
@@ -563,19 +568,18 @@ func TestHistoryPlot(t *testing.T) {
 	}
 }
 
-// TestPottsGaugeAndSeed000 trains a Potts × dReLU RBM initialised as in
-// seed 000 with the λ₁² penalty and checks that the zero-sum gauge holds
+// TestPottsGaugeInitGaussian trains a Potts × dReLU RBM initialised as in
+// [TCM19] with the λ₁² penalty and checks that the zero-sum gauge holds
 // after training and that the likelihood improved on the initialisation.
-func TestPottsGaugeAndSeed000(t *testing.T) {
+func TestPottsGaugeInitGaussian(t *testing.T) {
 	const n, q = 5, 3
 	set, err := data.ClockRing(n, q, 400, 1.2, 1)
 	if err != nil {
 		t.Fatal(err)
 	}
 	m := rbm.New(rbm.Potts(n, q), rbm.DReLU(3), rbm.Seed(2))
-	tr := Trainer{Init: InitSeed000, Method: PT, Chains: 100, Batch: 40, Epochs: 30, LR: 0.005, Optimizer: Adam, L1Squared: 0.025, L2Fields: 0.01, Seed: 4,
-		Monitor: Monitor{LogLikEvery: 1, PLEvery: -1}}
-	hist, err := tr.Fit(context.Background(), m, set)
+	tr := setup{method: PT{Chains: 100}, opt: Adam{}, Options: Options{Batch: 40, Epochs: 30, LR: 0.005, Seed: 4, Monitor: Monitor{LogLikEvery: 1, PLEvery: -1}, Regularisers: []Regulariser{L1Squared{Lambda: 0.025}, FieldsL2{Lambda: 0.01}}, Init: InitGaussian{}}}
+	hist, err := tr.fit(context.Background(), m, set)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -619,9 +623,8 @@ func TestCDAndMomentum(t *testing.T) {
 	ll0, _ := m.LogLikelihood(set.X, logZ0)
 	mean := 0.0
 	for seed := uint64(1); seed <= 8; seed++ {
-		tr := Trainer{Method: CD, Batch: 4, Epochs: 100, LR: 0.05, Optimizer: Momentum, Init: InitSeed001, Pseudocount: 0.01, Seed: seed,
-			Monitor: Monitor{LogLikEvery: 100, PLEvery: -1}}
-		hist, err := tr.Fit(context.Background(), newModel(), set)
+		tr := setup{method: CD{}, opt: Momentum{}, Options: Options{Batch: 4, Epochs: 100, LR: 0.05, Seed: seed, Monitor: Monitor{LogLikEvery: 100, PLEvery: -1}, Init: InitCentred{Pseudocount: 0.01}}}
+		hist, err := tr.fit(context.Background(), newModel(), set)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -631,4 +634,22 @@ func TestCDAndMomentum(t *testing.T) {
 	if !(mean > ll0+1) {
 		t.Errorf("CD-1 log-likelihood %v (mean of 8 seeds), initial %v: no progress", mean, ll0)
 	}
+}
+
+// setup holds the arguments of Fit and Resume in one value, so that a
+// test can vary one setting of a base run.
+type setup struct {
+	method Method
+	opt    Optimiser
+	Options
+}
+
+func (s setup) fit(ctx context.Context, m *rbm.RBM, set *data.Set) (*History, error) {
+	return Fit(ctx, m, set, s.method, s.opt, s.Options)
+}
+
+// resume continues from the checkpoint path.
+func (s setup) resume(ctx context.Context, path string, m *rbm.RBM, set *data.Set) (*History, error) {
+	s.Checkpoint = path
+	return Resume(ctx, m, set, s.method, s.opt, s.Options)
 }

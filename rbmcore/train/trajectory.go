@@ -11,36 +11,10 @@ import (
 	"github.com/harmonium-rbm/harmonium/rbmcore/rbm"
 )
 
-// PTT is parallel trajectory tempering: PCD whose chains of the current
-// model exchange states with chains of earlier models of the same run
-// (copies stored along the training trajectory), the models taking the
-// place of the temperatures of PT. The early models are close to
-// independent sites and mix easily; swaps carry their states up to the
-// current model. A swap of the states x, y of neighbouring models a, b is
-// accepted with probability min(1, exp(F_a(x) + F_b(y) − F_a(y) − F_b(x))),
-// F the free energies. The statistics come from the current model's chains.
-// See TrajectoryOptions; a run resumed from a checkpoint restarts its
-// trajectory from the current model.
-const PTT = "ptt"
-
-// TrajectoryOptions configures PTT. The zero value of every field is a
-// usable default.
-type TrajectoryOptions struct {
-	// Models is the largest number of stored models (default 10). When it
-	// is exceeded, the stored model whose swaps with its upper neighbour
-	// are accepted most often (the most redundant) is dropped; the oldest
-	// is always kept.
-	Models int
-	// Acceptance is the swap acceptance between the current model and the
-	// newest stored one below which a copy of the current model is stored
-	// (default 0.3).
-	Acceptance float64
-}
-
-// trajectory is the sampler state of PTT: stored models (oldest first) and
+// trajectory is the run state of PTT: stored models (oldest first) and
 // one set of chains per model plus the live one (last).
 type trajectory struct {
-	opt      TrajectoryOptions
+	opt      PTT // resolved: no zero fields
 	live     *rbm.RBM
 	models   []*rbm.RBM // stored copies; models[len] is implicitly live
 	chains   []*rbm.Chains
@@ -49,24 +23,17 @@ type trajectory struct {
 	b        int
 	seed     uint64
 	steps    int
+	p        *products
+	neg      *phase // the live chains' statistics
 }
 
-func newTrajectory(t *Trainer, m *rbm.RBM) (*trajectory, error) {
-	o := t.Trajectory
-	if o.Models == 0 {
-		o.Models = 10
-	}
-	if o.Acceptance == 0 {
-		o.Acceptance = 0.3
-	}
-	if o.Models < 1 || !(o.Acceptance > 0 && o.Acceptance < 1) {
-		return nil, fmt.Errorf("train: Trajectory.Models = %d (want ≥ 1), Trajectory.Acceptance = %v (want in (0, 1))", o.Models, o.Acceptance)
-	}
-	c, err := rbm.NewChains(m, t.Chains, t.Seed^0x9771)
+// newTrajectory starts PTT's chains on m (o resolved).
+func newTrajectory(o PTT, m *rbm.RBM, seed uint64) (*trajectory, error) {
+	c, err := rbm.NewChains(m, o.Chains, seed^0x9771)
 	if err != nil {
 		return nil, err
 	}
-	tr := &trajectory{opt: o, live: m, chains: []*rbm.Chains{c}, rng: rbm.NewRNG(t.Seed, 0x9772), b: t.Chains, seed: t.Seed}
+	tr := &trajectory{opt: o, live: m, chains: []*rbm.Chains{c}, rng: rbm.NewRNG(seed, 0x9772), b: o.Chains, seed: seed}
 	return tr, tr.store()
 }
 
@@ -109,6 +76,31 @@ func (tr *trajectory) store() error {
 	return nil
 }
 
+func (tr *trajectory) negative() *phase { return tr.neg }
+
+// advance runs the trajectory (run) and sets the statistics of the live
+// chains and of the minibatch pos.
+func (tr *trajectory) advance(ctx context.Context, k int, pos *phase) error {
+	if err := pos.fill(tr.p); err != nil {
+		return err
+	}
+	if err := tr.run(ctx, k); err != nil {
+		return err
+	}
+	copy(tr.neg.v.f, tr.chains[len(tr.chains)-1].V.RawMatrix().Data)
+	return tr.neg.fill(tr.p)
+}
+
+func (tr *trajectory) swapRate() float64 { return tr.rate() }
+
+func (tr *trajectory) chainStates() [][]float64 {
+	return [][]float64{tr.chains[len(tr.chains)-1].V.RawMatrix().Data}
+}
+
+func (tr *trajectory) hiddenStates() [][]float64             { return nil }
+func (tr *trajectory) streamStates() ([][]byte, error)       { return nil, nil }
+func (tr *trajectory) setStreamStates(states [][]byte) error { return noStreams(states) }
+
 // run advances every model's chains k sweeps, proposes one pass of swaps
 // (even or odd pairs in turn) and stores the live model when its swaps
 // with the newest stored one have become rare.
@@ -127,7 +119,7 @@ func (tr *trajectory) run(ctx context.Context, k int) error {
 			tr.att[j]++
 			d := faa[r] + fbb[r] - fab[r] - fba[r]
 			if math.IsNaN(d) {
-				return fmt.Errorf("train: PTT: free energy difference %v between stored models %d and %d", d, j, j+1)
+				return fmt.Errorf("PTT: free energy difference %v between stored models %d and %d", d, j, j+1)
 			}
 			if d >= 0 || tr.rng.Float64() < math.Exp(d) {
 				tr.acc[j]++

@@ -14,7 +14,7 @@ import (
 // P(v) of the live model.
 func TestTrajectorySamplesLiveModel(t *testing.T) {
 	m := rbm.New(rbm.Binary(6), rbm.Binary(3), rbm.Seed(2), rbm.WeightScale(0.5))
-	tr, err := newTrajectory(&Trainer{Chains: 64, Seed: 1, Trajectory: TrajectoryOptions{Acceptance: 0.01}}, m)
+	tr, err := newTrajectory(PTT{Chains: 64, Models: 10, Acceptance: 0.01}, m, 1)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -60,28 +60,27 @@ func TestTrajectorySamplesLiveModel(t *testing.T) {
 func TestPTTTrains(t *testing.T) {
 	set := basSet(t)
 	ll := map[string]float64{}
-	for _, method := range []string{PCD, PTT} {
+	for _, method := range []Method{PCD{Chains: 32}, PTT{Chains: 32, Models: 4}} {
 		m := rbm.New(rbm.Binary(9), rbm.Binary(6), rbm.Seed(3))
-		tr := Trainer{Method: method, Batch: 7, Chains: 32, Epochs: 400, LR: 0.5, Seed: 4,
-			Monitor: Monitor{PLEvery: -1, ReconEvery: -1}, Trajectory: TrajectoryOptions{Models: 4}}
-		hist, err := tr.Fit(context.Background(), m, set)
+		tr := setup{method: method, Options: Options{Batch: 7, Epochs: 400, LR: 0.5, Seed: 4, Monitor: Monitor{PLEvery: -1, ReconEvery: -1}}}
+		hist, err := tr.fit(context.Background(), m, set)
 		if err != nil {
 			t.Fatal(err)
 		}
 		z, _ := m.ExactLogZ(context.Background())
-		ll[method], _ = m.LogLikelihood(set.X, z)
-		if method == PTT && math.IsNaN(hist.Last().SwapRate) {
+		ll[method.String()], _ = m.LogLikelihood(set.X, z)
+		if method.String() == "PTT" && math.IsNaN(hist.Last().SwapRate) {
 			t.Error("PTT recorded no swap rate")
 		}
 	}
-	t.Logf("exact log-likelihood: PCD %.3f, PTT %.3f (uniform %.3f)", ll[PCD], ll[PTT], -9*math.Log(2))
+	t.Logf("exact log-likelihood: PCD %.3f, PTT %.3f (uniform %.3f)", ll["PCD"], ll["PTT"], -9*math.Log(2))
 	// One nat of slack: the two runs' log-likelihoods move by ~0.6 nat between
 	// the OpenBLAS and pure-Go products (different rounding, different chains);
 	// a PTT that does not learn stays near the uniform model's −6.24.
-	if ll[PTT] < ll[PCD]-1 || ll[PTT] < -9*math.Log(2)+1 {
-		t.Errorf("PTT reaches %.3f, PCD %.3f", ll[PTT], ll[PCD])
+	if ll["PTT"] < ll["PCD"]-1 || ll["PTT"] < -9*math.Log(2)+1 {
+		t.Errorf("PTT reaches %.3f, PCD %.3f", ll["PTT"], ll["PCD"])
 	}
-	if _, err := (&Trainer{Method: PTT, Trajectory: TrajectoryOptions{Acceptance: 2}}).Fit(context.Background(), rbm.New(rbm.Binary(9), rbm.Binary(2)), set); err == nil {
-		t.Error("Trajectory.Acceptance = 2 accepted")
+	if _, err := Fit(context.Background(), rbm.New(rbm.Binary(9), rbm.Binary(2)), set, PTT{Acceptance: 2}, nil, Options{}); err == nil {
+		t.Error("PTT.Acceptance = 2 accepted")
 	}
 }

@@ -62,7 +62,7 @@ type weightPass struct {
 
 func (wp *weightPass) init(r *run) {
 	blocks := (r.prod.nv + wBlock - 1) / wBlock
-	*wp = weightPass{r: r, limit: weightLimit(r.t.MaxWeight, r.m), gn: make([]float64, blocks), bad: make([]int, blocks)}
+	*wp = weightPass{r: r, limit: weightLimit(r.o.MaxWeight, r.m), gn: make([]float64, blocks), bad: make([]int, blocks)}
 }
 
 // run performs the selected parts on every chunk of rows: gemm computes
@@ -82,13 +82,13 @@ func (wp *weightPass) run(gemm, step, check bool) error {
 	last := len(r.params) - 1
 	w, d, backup := r.params[last], r.dir.W.RawMatrix().Data, r.backup[last]
 	frozen := r.frozen[last]
-	l2, l1 := r.t.L2, r.t.L1
+	l2, l1 := r.pen.l2, r.pen.l1
 	lim := math.Min(wp.limit, math.MaxFloat64) // ±Inf count as divergence
-	wp.inDir = step && check && r.opt.kind == SGD && !frozen
+	wp.inDir = step && check && r.opt.plain() && !frozen
 	return forChunks(p.nv, wChunk, func(i0, i1 int) error {
 		if gemm {
 			p.outer(i0, i1, wp.terms, d)
-			for _, ph := range []*phase{r.pos, r.smp.neg} {
+			for _, ph := range []*phase{r.pos, r.chains.negative()} {
 				ph.sumColumns(i0, i1, i0*nh/p.nv, i1*nh/p.nv)
 			}
 		}
