@@ -71,7 +71,7 @@ func discreteMarginal(m *RBM, visible bool) []float64 {
 	total := configs(enum)
 	x := mat.NewDense(total, Width(enum), nil)
 	for s := 0; s < total; s++ {
-		fillConfig(enum, s, x.RawRowView(s))
+		fillConfig(enum, enum.(Discrete).UnitValues(), s, x.RawRowView(s))
 	}
 	var lw []float64
 	if visible {

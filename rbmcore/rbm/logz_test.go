@@ -123,7 +123,7 @@ func TestPseudoLikelihood(t *testing.T) {
 		for r := 0; r < rows; r++ {
 			idx[fmt.Sprint(vs.RawRowView(r))] = r
 		}
-		vals, _ := siteValues(m.Visible)
+		vals := m.Visible.(Discrete).UnitValues()
 		q := m.Visible.States()
 		for r := 0; r < rows; r++ {
 			want := 0.0
