@@ -46,8 +46,8 @@ func sameModel(a, b *RBM) error {
 	return nil
 }
 
-// TestSaveLoadRoundTrip: every layer kind, both sides, both formats, with
-// awkward values, reads back bit-identical.
+// TestSaveLoadRoundTrip: every registered layer kind, both sides, both
+// formats, with awkward values, reads back bit-identical.
 func TestSaveLoadRoundTrip(t *testing.T) {
 	dir := t.TempDir()
 	for i, vk := range allKinds {
