@@ -14,8 +14,16 @@ import (
 
 // The generic tests run over every registered layer kind (LayerKinds), so
 // a new kind is tested by registering it; what they need to know about a
-// kind they read from its optional interfaces or probe numerically.
-var allKinds = LayerKinds()
+// kind they read from its optional interfaces or probe numerically. (A
+// package-level variable would be initialised before the layers' init
+// functions have registered them.)
+func allKinds() []string {
+	kinds := LayerKinds()
+	if len(kinds) < 7 {
+		panic("rbm tests: the registry holds only " + strings.Join(kinds, ", "))
+	}
+	return kinds
+}
 
 // makeLayer returns a layer of the registered kind with n units (3 colours
 // for kinds with colours).
@@ -298,8 +306,8 @@ func gibbsFrequencies(t *testing.T, c *Chains, burn, sweeps, bins int, idx func(
 // of a single continuous visible unit's binned marginal, are within total
 // variation 0.01 of the exact distribution.
 func TestGibbsMatchesExact(t *testing.T) {
-	for _, vk := range allKinds {
-		for _, hk := range allKinds {
+	for _, vk := range allKinds() {
+		for _, hk := range allKinds() {
 			nv, nh, neg, ok := pairSetup(vk, hk)
 			if !ok {
 				continue

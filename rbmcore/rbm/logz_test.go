@@ -291,7 +291,7 @@ func TestAISOtherVisibleLayers(t *testing.T) {
 // log Z within ±3 SEM and 0.05 nats.
 func TestAISBracketsEveryKind(t *testing.T) {
 	ctx := context.Background()
-	for i, vk := range allKinds {
+	for i, vk := range allKinds() {
 		t.Run(vk, func(t *testing.T) {
 			t.Parallel()
 			vis := makeLayer(vk, 5)
@@ -312,7 +312,7 @@ func TestAISBracketsEveryKind(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			r, err := AIS{Runs: 100, Betas: SMSchedule(1000), Base: base, Seed: 6}.Run(ctx, m, nil)
+			r, err := AIS{Runs: 200, Betas: SMSchedule(3000), Base: base, Seed: 6}.Run(ctx, m, nil)
 			if err != nil {
 				t.Fatal(err)
 			}

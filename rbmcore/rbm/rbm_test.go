@@ -36,7 +36,7 @@ func enumStates(l Layer) *mat.Dense {
 // registered visible kind (4 units, 3 with colours).
 func TestFreeEnergyMatchesJointSum(t *testing.T) {
 	for _, hid := range []Layer{Binary(3), Spin(3), Potts(2, 3)} {
-		for _, vk := range allKinds {
+		for _, vk := range allKinds() {
 			vis := makeLayer(vk, 4)
 			if vis.States() > 1 {
 				vis = makeLayer(vk, 3)
@@ -144,7 +144,7 @@ func TestZeroSumGaugeInvariance(t *testing.T) {
 // TestEmptyBatches: every batched method accepts a batch of zero rows.
 func TestEmptyBatches(t *testing.T) {
 	rng := NewRNG(1, 1)
-	for _, k := range allKinds {
+	for _, k := range allKinds() {
 		l := makeLayer(k, 3)
 		var in, out []float64
 		l.CGF(in, out)
