@@ -59,7 +59,7 @@ func refMoments(l Layer, u int, x, beta float64) (logZ, mean, variance float64) 
 	type part struct{ lz, m1, v float64 }
 	branch := func(sign float64) part {
 		g := func(t float64) float64 { return logf(sign * t) } // t ≥ 0
-		end := sHi // the branch's support is t ∈ [0, end]
+		end := sHi                                             // the branch's support is t ∈ [0, end]
 		if sign < 0 {
 			end = -sLo
 		}
