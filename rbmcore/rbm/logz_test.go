@@ -49,7 +49,7 @@ func TestCatalogueVectors(t *testing.T) {
 		if got := lz - g0[0]; math.Abs(got-c.logZp) > 1e-10 {
 			t.Errorf("%v: log Z' = %.12f, catalogue %.12f", m, got, c.logZp)
 		}
-		pl, err := m.PseudoLikelihood(mat.NewDense(1, 4, []float64{1, 0, 1, 0}))
+		pl, err := m.PseudoLikelihood(context.Background(), mat.NewDense(1, 4, []float64{1, 0, 1, 0}))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -114,7 +114,7 @@ func TestPseudoLikelihood(t *testing.T) {
 		randomiseFields(m, 7)
 		vs := enumStates(m.Visible)
 		f := m.FreeEnergy(vs)
-		pl, err := m.PseudoLikelihood(vs)
+		pl, err := m.PseudoLikelihood(context.Background(), vs)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -146,7 +146,7 @@ func TestPseudoLikelihood(t *testing.T) {
 		for r := 0; r < 4000; r++ {
 			one.SetRow(r, vs.RawRowView(rows/2))
 		}
-		sp, err := m.StochasticPseudoLikelihood(rng, one)
+		sp, err := m.StochasticPseudoLikelihood(context.Background(), rng, one)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -163,10 +163,10 @@ func TestPseudoLikelihood(t *testing.T) {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	if _, err := New(Binary(3), Binary(2)).PseudoLikelihoodContext(ctx, mat.NewDense(40, 3, nil)); err == nil {
+	if _, err := New(Binary(3), Binary(2)).PseudoLikelihood(ctx, mat.NewDense(40, 3, nil)); err == nil {
 		t.Error("PL with a cancelled context gave no error")
 	}
-	if _, err := New(Poisson(2), Binary(2)).PseudoLikelihood(mat.NewDense(1, 2, nil)); err == nil {
+	if _, err := New(Poisson(2), Binary(2)).PseudoLikelihood(context.Background(), mat.NewDense(1, 2, nil)); err == nil {
 		t.Error("PL of a poisson visible layer gave no error")
 	}
 }

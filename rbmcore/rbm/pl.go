@@ -56,27 +56,22 @@ func (m *RBM) sitePL(v, in []float64, i int, vals [][]float64, alt, g, e []float
 // conditional density of each site is normalised by numerical quadrature
 // over the range holding its mass (about 400 evaluations of the hidden
 // CGF per site), so the value is the log of a density. Other visible layers
-// are an error.
-// It stops with DefaultContext's error when that context is cancelled.
-func (m *RBM) PseudoLikelihood(v *mat.Dense) ([]float64, error) {
-	return m.pl(DefaultContext(), nil, v)
-}
-
-// PseudoLikelihoodContext is PseudoLikelihood checking ctx between rows, so
-// a long evaluation (e.g. a full test set) can be interrupted.
-func (m *RBM) PseudoLikelihoodContext(ctx context.Context, v *mat.Dense) ([]float64, error) {
+// are an error. ctx is checked between rows, so a long evaluation (e.g. a
+// full test set) stops with its error when it is cancelled; a nil ctx is
+// ContextOrDefault(nil).
+func (m *RBM) PseudoLikelihood(ctx context.Context, v *mat.Dense) ([]float64, error) {
 	return m.pl(ContextOrDefault(ctx), nil, v)
 }
 
 // StochasticPseudoLikelihood returns, for each row of v, N·log P(v_i |
 // v_{-i}) for one site i drawn uniformly per row from rng: an unbiased
-// estimate of PseudoLikelihood at 1/N of the cost. It stops with
-// DefaultContext's error when that context is cancelled.
-func (m *RBM) StochasticPseudoLikelihood(rng *rand.Rand, v *mat.Dense) ([]float64, error) {
+// estimate of PseudoLikelihood at 1/N of the cost. ctx is checked as by
+// PseudoLikelihood.
+func (m *RBM) StochasticPseudoLikelihood(ctx context.Context, rng *rand.Rand, v *mat.Dense) ([]float64, error) {
 	if rng == nil {
 		return nil, fmt.Errorf("rbm: StochasticPseudoLikelihood: nil rng")
 	}
-	return m.pl(DefaultContext(), rng, v)
+	return m.pl(ContextOrDefault(ctx), rng, v)
 }
 
 func (m *RBM) pl(ctx context.Context, rng *rand.Rand, v *mat.Dense) ([]float64, error) {

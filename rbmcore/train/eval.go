@@ -33,9 +33,9 @@ func pseudoLikelihood(ctx context.Context, m *rbm.RBM, v *mat.Dense, rng *rand.R
 		var pl []float64
 		var err error
 		if rng != nil {
-			pl, err = m.StochasticPseudoLikelihood(rng, chunk)
+			pl, err = m.StochasticPseudoLikelihood(ctx, rng, chunk)
 		} else {
-			pl, err = m.PseudoLikelihoodContext(ctx, chunk)
+			pl, err = m.PseudoLikelihood(ctx, chunk)
 		}
 		if err != nil {
 			return 0, fmt.Errorf("pseudo-likelihood: %w", err)
