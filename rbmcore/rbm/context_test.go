@@ -72,8 +72,8 @@ func TestDefaultContextStops(t *testing.T) {
 			_, err := m.StochasticPseudoLikelihood(nil, rand.New(rand.NewPCG(1, 1)), v)
 			return err
 		},
-		"ExactLogZ(nil)":               func() error { _, err := m.ExactLogZ(nil); return err },
-		"Chains.Run(nil)":              func() error { return c.Run(nil, 5, nil) },
+		"ExactLogZ(nil)":  func() error { _, err := m.ExactLogZ(nil); return err },
+		"Chains.Run(nil)": func() error { return c.Run(nil, 5, nil) },
 		"AIS.Run(nil)": func() error {
 			_, err := AIS{Runs: 16, Steps: 20, Seed: 1}.Run(nil, m, nil)
 			return err
