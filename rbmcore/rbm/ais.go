@@ -367,7 +367,7 @@ func (a AIS) Reverse(ctx context.Context, m *RBM, start *mat.Dense, progress fun
 // WithoutOutliers returns the result recomputed without the runs whose
 // log-weight lies more than 3 scaled median absolute deviations
 // (1.4826·MAD, MATLAB's rmoutliers default) from the median, and the number
-// removed. This is seed 001's rule, but use it with care: the log-weights
+// removed. This is the rule Bulso & Roudi 2021 apply, but use it with care: the log-weights
 // of forward AIS are skewed to the right, and the rare large ones are the
 // runs that reached modes the annealing seldom finds. Removing them lowers
 // log Z, and so raises a log-likelihood, by many nats when those modes

@@ -8,16 +8,18 @@ import (
 	"github.com/harmonium-rbm/harmonium/rbmcore/internal/mathx"
 )
 
-// DReLULayer is a layer of double-ReLU units (seed 000, Eq. 3, in the field
-// convention of the model files): with h₊ = max(h,0), h₋ = min(h,0),
+// DReLULayer is a layer of double-ReLU units (Tubiana, Cocco & Monasson
+// 2019, Eq. 3, in the field convention of the model files): with
+// h₊ = max(h,0), h₋ = min(h,0),
 //
 //	U(h) = γ₊h₊²/2 + γ₋h₋²/2 - θ₊h₊ - θ₋h₋.
 //
-// Seed 000's thresholds (Eq. 3, which we follow, with h⁻ = min(h,0) and U
-// containing +θ±h±) map to ThetaPlus = -θ₊⁽⁰⁰⁰⁾, ThetaMinus = -θ₋⁽⁰⁰⁰⁾; the
-// reference PGM code's θ₋ has the opposite sign to Eq. 3, so there
-// ThetaMinus = +θ₋^PGM. Seed 004's symmetric double well U = h²/2 + θ|h| is
-// γ± = 1, ThetaPlus = -θ, ThetaMinus = θ.
+// The paper's thresholds (Eq. 3, which we follow, with h⁻ = min(h,0) and U
+// containing +θ±h±) map to ThetaPlus = -θ₊, ThetaMinus = -θ₋; the
+// paper's reference PGM code has θ₋ of the opposite sign to Eq. 3, so
+// there ThetaMinus = +θ₋^PGM. The symmetric double well U = h²/2 + θ|h| of
+// Harsh, Tubiana, Cocco & Monasson 2020 is γ± = 1, ThetaPlus = -θ,
+// ThetaMinus = θ.
 //
 // Γ(I) = logaddexp(ℓ₊, ℓ₋) with ℓ± = log(Φ(x±)/φ(x±)) - ½ log γ±,
 // x₊ = (I+θ₊)/√γ₊, x₋ = -(I+θ₋)/√γ₋.

@@ -311,9 +311,10 @@ func TestScalarLayerFiniteDifferences(t *testing.T) {
 	}
 }
 
-// TestDReLUCatalogueVectors checks the literal dReLU values of catalogue
-// §7.4 (seed 000 thresholds converted to fields: θ = -θ⁽⁰⁰⁰⁾).
-func TestDReLUCatalogueVectors(t *testing.T) {
+// TestDReLUReferenceValues checks dReLU values computed independently of
+// this package, for units given in the thresholds of Tubiana, Cocco &
+// Monasson 2019 converted to fields (θ = -θ_paper).
+func TestDReLUReferenceValues(t *testing.T) {
 	for _, c := range []struct {
 		gp, gn, tp, tn, I, gamma, mean, variance, mode, dgp, dgn, dtp, dtn float64
 	}{
@@ -341,7 +342,7 @@ func TestDReLUCatalogueVectors(t *testing.T) {
 		want := []float64{c.gamma, c.mean, c.variance, c.mode, c.dgp, c.dgn, c.dtp, c.dtn}
 		for k := range got {
 			if !closeTo(got[k], want[k], 1e-9, 1e-10) {
-				t.Errorf("dReLU %v I=%v: quantity %d = %.12g, catalogue %.12g", [4]float64{c.gp, c.gn, c.tp, c.tn}, c.I, k, got[k], want[k])
+				t.Errorf("dReLU %v I=%v: quantity %d = %.12g, reference %.12g", [4]float64{c.gp, c.gn, c.tp, c.tn}, c.I, k, got[k], want[k])
 			}
 		}
 	}

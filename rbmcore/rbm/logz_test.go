@@ -9,9 +9,10 @@ import (
 	"gonum.org/v1/gonum/mat"
 )
 
-// catalogueModel is the N=4, M=3 model of catalogue §7.3 (seed 001,
-// thresholds c → θ = -c) with the given hidden kind.
-func catalogueModel(hidden Layer) *RBM {
+// referenceModel is an N=4, M=3 model with binary visible units and
+// hidden units of the activations of Bulso & Roudi 2021 (thresholds
+// c → θ = -c) of the given kind.
+func referenceModel(hidden Layer) *RBM {
 	v := Binary(4)
 	copy(v.Theta, []float64{0.1, -0.2, 0.3, -0.4})
 	c := []float64{0.25, -0.5, 1.0}
@@ -26,10 +27,10 @@ func catalogueModel(hidden Layer) *RBM {
 	return &RBM{Visible: v, Hidden: hidden, W: w}
 }
 
-// TestCatalogueVectors checks log Z' = log Z - Σ_µ Γ_µ(0) and log PL(1010)
-// against the brute-force values of catalogue §7.3 for the four seed-001
-// activations.
-func TestCatalogueVectors(t *testing.T) {
+// TestReferenceValues checks log Z' = log Z - Σ_µ Γ_µ(0) and log PL(1010)
+// of referenceModel against values computed independently by enumeration,
+// for the four activations of Bulso & Roudi 2021.
+func TestReferenceValues(t *testing.T) {
 	for _, c := range []struct {
 		hidden    Layer
 		logZp, pl float64
@@ -39,7 +40,7 @@ func TestCatalogueVectors(t *testing.T) {
 		{Binary(3), 3.22453716878, -2.068698744},
 		{Poisson(3), 4.88679922177, -2.35485462527},
 	} {
-		m := catalogueModel(c.hidden)
+		m := referenceModel(c.hidden)
 		lz, err := m.ExactLogZ(context.Background())
 		if err != nil {
 			t.Fatal(err)
@@ -47,14 +48,14 @@ func TestCatalogueVectors(t *testing.T) {
 		g0 := []float64{0}
 		m.Hidden.CGF(make([]float64, 3), g0)
 		if got := lz - g0[0]; math.Abs(got-c.logZp) > 1e-10 {
-			t.Errorf("%v: log Z' = %.12f, catalogue %.12f", m, got, c.logZp)
+			t.Errorf("%v: log Z' = %.12f, reference %.12f", m, got, c.logZp)
 		}
 		pl, err := m.PseudoLikelihood(context.Background(), mat.NewDense(1, 4, []float64{1, 0, 1, 0}))
 		if err != nil {
 			t.Fatal(err)
 		}
 		if math.Abs(pl[0]-c.pl) > 1e-10 {
-			t.Errorf("%v: log PL(1010) = %.12f, catalogue %.12f", m, pl[0], c.pl)
+			t.Errorf("%v: log PL(1010) = %.12f, reference %.12f", m, pl[0], c.pl)
 		}
 	}
 }

@@ -9,7 +9,7 @@ import (
 )
 
 // PoissonLayer is a layer of count units h ∈ ℕ with U(h) = -θh + ln h!
-// (seed 001's Exponential unit with threshold c is θ = -c):
+// (the Exponential unit of Bulso & Roudi 2021 with threshold c is θ = -c):
 // Γ(I) = λ = exp(I+θ) = mean = variance; the mode is ⌊λ⌋.
 type PoissonLayer struct {
 	Theta []float64

@@ -120,7 +120,7 @@ func shiftFields(l Layer, delta []float64) {
 }
 
 // ZeroSumGauge puts the Potts layers of m in the zero-sum gauge
-// Σ_a w_{ia,µ} = 0 and Σ_a θ_ia = 0 (seed 000's recommended gauge) without
+// Σ_a w_{ia,µ} = 0 and Σ_a θ_ia = 0 (the gauge Tubiana, Cocco & Monasson 2019 recommend) without
 // changing the distribution: the removed colour means of the weights are
 // absorbed into the fields of the other layer. It does nothing when neither
 // layer is Potts.

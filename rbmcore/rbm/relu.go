@@ -9,7 +9,8 @@ import (
 // ReLULayer is a layer of non-negative real units with U(h) = γh²/2 - θh on
 // h ≥ 0 (+∞ below): a Gaussian truncated to [0, ∞). With x = (I+θ)/√γ,
 // Γ(I) = log(Φ(x)/φ(x)) - ½ log γ and the mode (activation) is
-// max(0, (I+θ)/γ). Seed 001's ReLU unit with threshold c is γ = 1, θ = -c.
+// max(0, (I+θ)/γ). The ReLU unit of Bulso & Roudi 2021 with threshold c
+// is γ = 1, θ = -c.
 type ReLULayer struct {
 	Gamma, Theta []float64
 }
