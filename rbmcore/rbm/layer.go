@@ -171,6 +171,7 @@ const (
 // uses it for exact finite differences and Taylor series of Γ; layers
 // without it are mapped through UnitCGF, Mean and Var.
 type ClosedForm interface {
+	// CGFForm returns the form of Γ shared by all units of the layer.
 	CGFForm() CGFForm
 }
 
