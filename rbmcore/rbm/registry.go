@@ -19,7 +19,8 @@ type LayerKind struct {
 	New func(n, q int) (Layer, error)
 	// Colours reports that the kind has a number of colours q per unit
 	// (one-hot coded, as Potts units): model files then store "q" and
-	// New receives it. The zero value means scalar units.
+	// New receives it. It must be true exactly when the kind's layers
+	// have States() > 1. The zero value means scalar units.
 	Colours bool
 }
 
