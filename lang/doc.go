@@ -45,7 +45,7 @@
 // calls (ch.Run(ctx, n, bar.Func())) and they stop within a second. Calls
 // given no context stop too: while a cell runs, rbm.DefaultContext() is the
 // cell's context, and rbmcore uses it in its functions without a context
-// parameter (mapping.Pairwise(m), m.PseudoLikelihood(v), …) and for a nil
+// parameter (mapping.Pairwise(m), …) and for a nil
 // one. rbmcore calls user callbacks (progress bars, OnEpoch, …) on the
 // calling goroutine only, so a panic in one is the cell's error, and a panic
 // in interpreted code run on its worker goroutines (a Layer written in a

@@ -39,7 +39,7 @@ chains, _ := rbm.NewChains(plm, 50, 1)`)
 	for _, c := range []struct{ cell, frame string }{
 		{"J, err := mapping.Pairwise(big)", "rbmcore/mapping."},
 		{"mp, _ := mapping.New(big)\nmp.Pairwise(nil)", "rbmcore/mapping."},
-		{"pl, err := plm.PseudoLikelihood(v)", "rbmcore/rbm.(*RBM).pl"},
+		{"pl, err := plm.PseudoLikelihood(nil, v)", "rbmcore/rbm.(*RBM).pl"},
 		{"chains.Run(nil, 100000000, nil)", "rbmcore/rbm.(*Chains).Run"},
 	} {
 		ctx, cancel := context.WithCancel(context.Background())

@@ -22,9 +22,16 @@ func init() {
 		"DefaultContext":         reflect.ValueOf(rbm.DefaultContext),
 		"DiagnoseMixing":         reflect.ValueOf(rbm.DiagnoseMixing),
 		"EffectiveSampleSize":    reflect.ValueOf(rbm.EffectiveSampleSize),
+		"FormExp":                reflect.ValueOf(rbm.FormExp),
+		"FormHalfQuadratic":      reflect.ValueOf(rbm.FormHalfQuadratic),
+		"FormLogCosh":            reflect.ValueOf(rbm.FormLogCosh),
+		"FormNone":               reflect.ValueOf(rbm.FormNone),
+		"FormQuadratic":          reflect.ValueOf(rbm.FormQuadratic),
+		"FormSoftplus":           reflect.ValueOf(rbm.FormSoftplus),
 		"Gaussian":               reflect.ValueOf(rbm.Gaussian),
 		"GelmanRubin":            reflect.ValueOf(rbm.GelmanRubin),
 		"IntegratedAutocorrTime": reflect.ValueOf(rbm.IntegratedAutocorrTime),
+		"LayerKinds":             reflect.ValueOf(rbm.LayerKinds),
 		"LinearSchedule":         reflect.ValueOf(rbm.LinearSchedule),
 		"Load":                   reflect.ValueOf(rbm.Load),
 		"MaxEnumerate":           reflect.ValueOf(constant.MakeFromLiteral("67108864", token.INT, 0)),
@@ -39,12 +46,15 @@ func init() {
 		"ReLU":                   reflect.ValueOf(rbm.ReLU),
 		"ReadBinary":             reflect.ValueOf(rbm.ReadBinary),
 		"ReadJSON":               reflect.ValueOf(rbm.ReadJSON),
+		"RegisterLayer":          reflect.ValueOf(rbm.RegisterLayer),
 		"SMSchedule":             reflect.ValueOf(rbm.SMSchedule),
 		"Seed":                   reflect.ValueOf(rbm.Seed),
 		"SetDefaultContext":      reflect.ValueOf(rbm.SetDefaultContext),
 		"Spin":                   reflect.ValueOf(rbm.Spin),
+		"TruncExp":               reflect.ValueOf(rbm.TruncExp),
 		"WeightScale":            reflect.ValueOf(rbm.WeightScale),
 		"Width":                  reflect.ValueOf(rbm.Width),
+		"ZeroSumFields":          reflect.ValueOf(rbm.ZeroSumFields),
 
 		// type definitions
 		"AIS":                 reflect.ValueOf((*rbm.AIS)(nil)),
@@ -53,10 +63,17 @@ func init() {
 		"BinaryLayer":         reflect.ValueOf((*rbm.BinaryLayer)(nil)),
 		"Bridge":              reflect.ValueOf((*rbm.Bridge)(nil)),
 		"BridgeResult":        reflect.ValueOf((*rbm.BridgeResult)(nil)),
+		"CGFForm":             reflect.ValueOf((*rbm.CGFForm)(nil)),
 		"Chains":              reflect.ValueOf((*rbm.Chains)(nil)),
+		"ClosedForm":          reflect.ValueOf((*rbm.ClosedForm)(nil)),
 		"DReLULayer":          reflect.ValueOf((*rbm.DReLULayer)(nil)),
+		"DataFitter":          reflect.ValueOf((*rbm.DataFitter)(nil)),
+		"DataStats":           reflect.ValueOf((*rbm.DataStats)(nil)),
+		"Discrete":            reflect.ValueOf((*rbm.Discrete)(nil)),
 		"GaussianLayer":       reflect.ValueOf((*rbm.GaussianLayer)(nil)),
+		"InputBound":          reflect.ValueOf((*rbm.InputBound)(nil)),
 		"Layer":               reflect.ValueOf((*rbm.Layer)(nil)),
+		"LayerKind":           reflect.ValueOf((*rbm.LayerKind)(nil)),
 		"Mixing":              reflect.ValueOf((*rbm.Mixing)(nil)),
 		"MixingReport":        reflect.ValueOf((*rbm.MixingReport)(nil)),
 		"Option":              reflect.ValueOf((*rbm.Option)(nil)),
@@ -64,14 +81,61 @@ func init() {
 		"PoissonLayer":        reflect.ValueOf((*rbm.PoissonLayer)(nil)),
 		"PopulationAnnealing": reflect.ValueOf((*rbm.PopulationAnnealing)(nil)),
 		"PottsLayer":          reflect.ValueOf((*rbm.PottsLayer)(nil)),
+		"QuadraticPotential":  reflect.ValueOf((*rbm.QuadraticPotential)(nil)),
 		"RBM":                 reflect.ValueOf((*rbm.RBM)(nil)),
 		"ReLULayer":           reflect.ValueOf((*rbm.ReLULayer)(nil)),
 		"SpinLayer":           reflect.ValueOf((*rbm.SpinLayer)(nil)),
 		"Tempering":           reflect.ValueOf((*rbm.Tempering)(nil)),
+		"TruncExpLayer":       reflect.ValueOf((*rbm.TruncExpLayer)(nil)),
 
 		// interface wrapper definitions
-		"_Layer": reflect.ValueOf((*_github_com_harmonium_rbm_harmonium_rbmcore_rbm_Layer)(nil)),
+		"_ClosedForm":         reflect.ValueOf((*_github_com_harmonium_rbm_harmonium_rbmcore_rbm_ClosedForm)(nil)),
+		"_DataFitter":         reflect.ValueOf((*_github_com_harmonium_rbm_harmonium_rbmcore_rbm_DataFitter)(nil)),
+		"_Discrete":           reflect.ValueOf((*_github_com_harmonium_rbm_harmonium_rbmcore_rbm_Discrete)(nil)),
+		"_InputBound":         reflect.ValueOf((*_github_com_harmonium_rbm_harmonium_rbmcore_rbm_InputBound)(nil)),
+		"_Layer":              reflect.ValueOf((*_github_com_harmonium_rbm_harmonium_rbmcore_rbm_Layer)(nil)),
+		"_QuadraticPotential": reflect.ValueOf((*_github_com_harmonium_rbm_harmonium_rbmcore_rbm_QuadraticPotential)(nil)),
 	}
+}
+
+// _github_com_harmonium_rbm_harmonium_rbmcore_rbm_ClosedForm is an interface wrapper for ClosedForm type
+type _github_com_harmonium_rbm_harmonium_rbmcore_rbm_ClosedForm struct {
+	IValue   interface{}
+	WCGFForm func() rbm.CGFForm
+}
+
+func (W _github_com_harmonium_rbm_harmonium_rbmcore_rbm_ClosedForm) CGFForm() rbm.CGFForm {
+	return W.WCGFForm()
+}
+
+// _github_com_harmonium_rbm_harmonium_rbmcore_rbm_DataFitter is an interface wrapper for DataFitter type
+type _github_com_harmonium_rbm_harmonium_rbmcore_rbm_DataFitter struct {
+	IValue   interface{}
+	WFitData func(s rbm.DataStats) error
+}
+
+func (W _github_com_harmonium_rbm_harmonium_rbmcore_rbm_DataFitter) FitData(s rbm.DataStats) error {
+	return W.WFitData(s)
+}
+
+// _github_com_harmonium_rbm_harmonium_rbmcore_rbm_Discrete is an interface wrapper for Discrete type
+type _github_com_harmonium_rbm_harmonium_rbmcore_rbm_Discrete struct {
+	IValue      interface{}
+	WUnitValues func() [][]float64
+}
+
+func (W _github_com_harmonium_rbm_harmonium_rbmcore_rbm_Discrete) UnitValues() [][]float64 {
+	return W.WUnitValues()
+}
+
+// _github_com_harmonium_rbm_harmonium_rbmcore_rbm_InputBound is an interface wrapper for InputBound type
+type _github_com_harmonium_rbm_harmonium_rbmcore_rbm_InputBound struct {
+	IValue    interface{}
+	WMaxInput func() float64
+}
+
+func (W _github_com_harmonium_rbm_harmonium_rbmcore_rbm_InputBound) MaxInput() float64 {
+	return W.WMaxInput()
 }
 
 // _github_com_harmonium_rbm_harmonium_rbmcore_rbm_Layer is an interface wrapper for Layer type
@@ -142,4 +206,14 @@ func (W _github_com_harmonium_rbm_harmonium_rbmcore_rbm_Layer) Validate() error 
 }
 func (W _github_com_harmonium_rbm_harmonium_rbmcore_rbm_Layer) Var(in []float64, out []float64) {
 	W.WVar(in, out)
+}
+
+// _github_com_harmonium_rbm_harmonium_rbmcore_rbm_QuadraticPotential is an interface wrapper for QuadraticPotential type
+type _github_com_harmonium_rbm_harmonium_rbmcore_rbm_QuadraticPotential struct {
+	IValue     interface{}
+	WQuadratic func() (gamma []float64, theta []float64, lower float64)
+}
+
+func (W _github_com_harmonium_rbm_harmonium_rbmcore_rbm_QuadraticPotential) Quadratic() (gamma []float64, theta []float64, lower float64) {
+	return W.WQuadratic()
 }

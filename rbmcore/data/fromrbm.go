@@ -41,12 +41,25 @@ func FromRBM(ctx context.Context, m *rbm.RBM, samples, chains, burnIn, thin int,
 			progress(done, samples)
 		}
 	}
-	kind, q := KindReal, 1
-	switch m.Visible.Kind() {
-	case KindBinary, KindSpin:
-		kind = m.Visible.Kind()
-	case KindPotts:
-		kind, q = KindPotts, m.Visible.States()
-	}
+	kind, q := layerKind(m.Visible)
 	return &Set{X: x, Kind: kind, Q: q, Source: fmt.Sprintf("FromRBM(%s)", m)}, nil
+}
+
+// layerKind is the kind of a set of a layer's states: potts for units with
+// colours, binary or spin for discrete units with those values, real
+// otherwise.
+func layerKind(l rbm.Layer) (kind string, q int) {
+	if q := l.States(); q > 1 {
+		return KindPotts, q
+	}
+	d, ok := l.(rbm.Discrete)
+	if !ok {
+		return KindReal, 1
+	}
+	vals := d.UnitValues()
+	col := mat.NewDense(len(vals), 1, nil)
+	for r, v := range vals {
+		col.Set(r, 0, v[0])
+	}
+	return inferKind(col), 1
 }

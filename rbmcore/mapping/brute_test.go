@@ -4,6 +4,8 @@ import (
 	"context"
 	"math"
 	"math/rand/v2"
+	"slices"
+	"strings"
 	"testing"
 
 	"github.com/harmonium-rbm/harmonium/rbmcore/rbm"
@@ -16,7 +18,20 @@ type testModel struct {
 	n, m     int
 }
 
-var hiddenKinds = []string{"binary", "gaussian", "relu", "poisson", "spin", "drelu"}
+// hiddenKinds are the hidden layer kinds the tests map: every registered
+// kind of scalar units, in a fixed order for the kinds with closed forms
+// (the tests' random streams depend on it), then any others.
+var hiddenKinds = func() []string {
+	kinds := []string{"binary", "gaussian", "relu", "poisson", "spin", "drelu"}
+	for _, k := range rbm.LayerKinds() {
+		l, err := rbm.NewLayer(k, 1, 0)
+		if err != nil || l.States() > 1 || slices.Contains(kinds, k) {
+			continue
+		}
+		kinds = append(kinds, k)
+	}
+	return kinds
+}()
 
 // newHidden returns m hidden units of the kind with random parameters:
 // fields uniform in [-thetaMax, thetaMax], precisions in [0.5, 2].
@@ -62,7 +77,23 @@ func newHidden(kind string, m int, rng *rand.Rand, thetaMax float64) rbm.Layer {
 		}
 		return l
 	}
-	panic("unknown kind " + kind)
+	// Any other registered kind: random fields, curvatures ("gamma…") in
+	// [0.5, 2], other parameters at their defaults.
+	l, err := rbm.NewLayer(kind, m, 0)
+	if err != nil {
+		panic(err)
+	}
+	for p, name := range l.ParamNames() {
+		for u := range l.Params()[p] {
+			switch {
+			case strings.HasPrefix(name, "theta"):
+				l.Params()[p][u] = th()
+			case strings.HasPrefix(name, "gamma"):
+				l.Params()[p][u] = gm()
+			}
+		}
+	}
+	return l
 }
 
 // randomModel draws weights N(0, sd²) with a fraction of "large" weights

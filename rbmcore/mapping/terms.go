@@ -56,11 +56,11 @@ func newMapper(vis, hid rbm.Layer, w []float64) (*Mapper, error) {
 	mp.bias = make([]float64, n)
 	mp.w = make([]float64, n*m)
 	var off []float64
-	switch vis.Kind() {
-	case "binary":
+	switch visibleValues(vis) {
+	case zeroOne:
 		copy(mp.bias, theta)
 		copy(mp.w, w)
-	case "spin":
+	case plusMinusOne:
 		// s = 2v − 1: θ s = 2θ v − θ, Σ w s = Σ 2w v − Σ w.
 		mp.spin = true
 		off = make([]float64, m)
@@ -72,7 +72,7 @@ func newMapper(vis, hid rbm.Layer, w []float64) (*Mapper, error) {
 			}
 		}
 	default:
-		return nil, fmt.Errorf("mapping: visible layer kind %q is not supported (binary or spin)", vis.Kind())
+		return nil, fmt.Errorf("mapping: visible layer kind %q is not supported (units with values {0,1} or ±1: binary or spin)", vis.Kind())
 	}
 	for i, x := range mp.w {
 		if !isFinite(x) {
@@ -366,4 +366,33 @@ func Fields(m *rbm.RBM) ([]float64, error) {
 		return nil, err
 	}
 	return mp.Fields()
+}
+
+// unitValues classifies the values of a visible unit for newMapper.
+type unitValues int
+
+const (
+	otherValues  unitValues = iota
+	zeroOne                 // {0, 1}: the variables of the mapping
+	plusMinusOne            // {−1, +1}: mapped to {0, 1} by s = 2v − 1
+)
+
+// visibleValues classifies the values of the units of a discrete
+// (rbm.Discrete) scalar layer.
+func visibleValues(l rbm.Layer) unitValues {
+	d, ok := l.(rbm.Discrete)
+	if !ok || l.States() != 1 {
+		return otherValues
+	}
+	vals := d.UnitValues()
+	if len(vals) != 2 {
+		return otherValues
+	}
+	switch {
+	case vals[0][0] == 0 && vals[1][0] == 1:
+		return zeroOne
+	case vals[0][0] == -1 && vals[1][0] == 1:
+		return plusMinusOne
+	}
+	return otherValues
 }

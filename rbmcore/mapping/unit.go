@@ -65,20 +65,7 @@ func newHiddenUnits(l rbm.Layer, off []float64) (*hiddenUnits, error) {
 	h := &hiddenUnits{layer: l, off: off, x0: make([]float64, m), scale: make([]float64, m)}
 	theta := paramByName(l, "theta")
 	gamma := paramByName(l, "gamma")
-	switch l.Kind() {
-	case "gaussian":
-		h.fam = famGaussian
-	case "relu":
-		h.fam = famReLU
-	case "binary":
-		h.fam = famBinary
-	case "poisson":
-		h.fam = famPoisson
-	case "spin":
-		h.fam = famSpin
-	default:
-		h.fam = famGeneric
-	}
+	h.fam = familyOf(l)
 	if h.fam != famGeneric && len(theta) != m {
 		return nil, fmt.Errorf("mapping: hidden layer kind %q has no theta parameter of length %d", l.Kind(), m)
 	}
@@ -125,6 +112,28 @@ func newHiddenUnits(l rbm.Layer, off []float64) (*hiddenUnits, error) {
 		}
 	}
 	return h, nil
+}
+
+// familyOf maps the layer's closed form of Γ (rbm.ClosedForm) to the
+// mapping's numerics; layers without one take the generic path.
+func familyOf(l rbm.Layer) family {
+	c, ok := l.(rbm.ClosedForm)
+	if !ok {
+		return famGeneric
+	}
+	switch c.CGFForm() {
+	case rbm.FormQuadratic:
+		return famGaussian
+	case rbm.FormHalfQuadratic:
+		return famReLU
+	case rbm.FormSoftplus:
+		return famBinary
+	case rbm.FormExp:
+		return famPoisson
+	case rbm.FormLogCosh:
+		return famSpin
+	}
+	return famGeneric
 }
 
 func isFinite(x float64) bool { return !math.IsNaN(x) && !math.IsInf(x, 0) }

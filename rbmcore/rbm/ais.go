@@ -89,11 +89,12 @@ func SMSchedule(n int) []float64 {
 }
 
 // BaseFromData returns a base visible layer for AIS: a copy of visible
-// whose fields are fitted to the column means of data (binary: θ = logit,
-// spin: θ = atanh, Potts: θ = log frequency; gaussian: γ = 1/variance,
-// θ = mean/variance). Frequencies are smoothed as (count + eps)/(rows +
-// 2 eps) (Potts: + q eps) so that all-off columns give large finite fields;
-// other kinds keep the model's parameters.
+// fitted to the column sums and sums of squares of data through its
+// DataFitter (binary: θ = logit, spin: θ = atanh, Potts: θ = log
+// frequency; gaussian: γ = 1/variance, θ = mean/variance). Frequencies are
+// smoothed as (count + eps)/(rows + 2 eps) (Potts: + q eps) so that all-off
+// columns give large finite fields; layers that are not DataFitters keep
+// the model's parameters.
 func BaseFromData(visible Layer, data *mat.Dense, eps float64) (Layer, error) {
 	d, rows := rowsData(data, Width(visible), "data")
 	if rows == 0 {
@@ -112,31 +113,10 @@ func BaseFromData(visible Layer, data *mat.Dense, eps float64) (Layer, error) {
 			sq[j] += x * x
 		}
 	}
-	n := float64(rows)
-	switch l := base.(type) {
-	case *BinaryLayer:
-		for j := range mean {
-			p := (mean[j] + eps) / (n + 2*eps)
-			l.Theta[j] = math.Log(p) - math.Log1p(-p)
-		}
-	case *SpinLayer:
-		for j := range mean {
-			p := ((mean[j]+n)/2 + eps) / (n + 2*eps) // frequency of +1
-			l.Theta[j] = 0.5 * (math.Log(p) - math.Log1p(-p))
-		}
-	case *PottsLayer:
-		q := float64(l.Q)
-		for j := range mean {
-			l.Theta[j] = math.Log((mean[j] + eps) / (n + q*eps))
-		}
-	case *GaussianLayer:
-		for j := range mean {
-			mu := mean[j] / n
-			v := sq[j]/n - mu*mu
-			if !(v > 0) {
-				return nil, fmt.Errorf("rbm: BaseFromData: visible column %d has zero variance", j)
-			}
-			l.Gamma[j], l.Theta[j] = 1/v, mu/v
+	if f, ok := base.(DataFitter); ok {
+		err := f.FitData(DataStats{Sum: mean, SumSq: sq, Rows: float64(rows), Eps: eps})
+		if err != nil {
+			return nil, fmt.Errorf("rbm: BaseFromData: %w", err)
 		}
 	}
 	return base, base.Validate()
@@ -387,7 +367,7 @@ func (a AIS) Reverse(ctx context.Context, m *RBM, start *mat.Dense, progress fun
 // WithoutOutliers returns the result recomputed without the runs whose
 // log-weight lies more than 3 scaled median absolute deviations
 // (1.4826·MAD, MATLAB's rmoutliers default) from the median, and the number
-// removed. This is seed 001's rule, but use it with care: the log-weights
+// removed. This is the rule Bulso & Roudi 2021 apply, but use it with care: the log-weights
 // of forward AIS are skewed to the right, and the rare large ones are the
 // runs that reached modes the annealing seldom finds. Removing them lowers
 // log Z, and so raises a log-likelihood, by many nats when those modes

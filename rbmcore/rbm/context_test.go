@@ -69,14 +69,13 @@ func TestDefaultContextStops(t *testing.T) {
 		t.Fatal(err)
 	}
 	calls := map[string]func() error{
-		"PseudoLikelihood": func() error { _, err := m.PseudoLikelihood(v); return err },
-		"StochasticPseudoLikelihood": func() error {
-			_, err := m.StochasticPseudoLikelihood(rand.New(rand.NewPCG(1, 1)), v)
+		"PseudoLikelihood(nil)": func() error { _, err := m.PseudoLikelihood(nil, v); return err },
+		"StochasticPseudoLikelihood(nil)": func() error {
+			_, err := m.StochasticPseudoLikelihood(nil, rand.New(rand.NewPCG(1, 1)), v)
 			return err
 		},
-		"PseudoLikelihoodContext(nil)": func() error { _, err := m.PseudoLikelihoodContext(nil, v); return err },
-		"ExactLogZ(nil)":               func() error { _, err := m.ExactLogZ(nil); return err },
-		"Chains.Run(nil)":              func() error { return c.Run(nil, 5, nil) },
+		"ExactLogZ(nil)":  func() error { _, err := m.ExactLogZ(nil); return err },
+		"Chains.Run(nil)": func() error { return c.Run(nil, 5, nil) },
 		"AIS.Run(nil)": func() error {
 			_, err := AIS{Runs: 16, Steps: 20, Seed: 1}.Run(nil, m, nil)
 			return err
@@ -149,7 +148,7 @@ func TestDefaultContextLatency(t *testing.T) {
 	withDefault(t, ctx)
 	var cancelled time.Time
 	time.AfterFunc(100*time.Millisecond, func() { cancelled = time.Now(); cancel() })
-	_, err := m.PseudoLikelihood(v)
+	_, err := m.PseudoLikelihood(nil, v)
 	if !errors.Is(err, context.Canceled) {
 		t.Fatalf("PseudoLikelihood of 6000 rows: err = %v, want context.Canceled", err)
 	}

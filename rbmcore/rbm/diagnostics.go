@@ -346,10 +346,10 @@ func cycleRows(x *mat.Dense, n int) *mat.Dense {
 }
 
 // spinRows returns a copy of x in the coding of the overlap: 2v−1 for a
-// binary layer, the values themselves otherwise.
+// layer of {0,1} units, the values themselves otherwise.
 func spinRows(l Layer, x *mat.Dense) *mat.Dense {
 	out := mat.DenseCopyOf(x)
-	if l.Kind() == "binary" {
+	if d, ok := l.(Discrete); ok && isZeroOne(d.UnitValues()) {
 		raw := out.RawMatrix().Data
 		for i, v := range raw {
 			raw[i] = 2*v - 1
@@ -414,4 +414,9 @@ func (m *RBM) LogLikelihoodRows(v *mat.Dense, logZ float64) ([]float64, error) {
 		f[r] = -f[r] - logZ
 	}
 	return f, nil
+}
+
+// isZeroOne reports whether the unit values are exactly {0} and {1}.
+func isZeroOne(vals [][]float64) bool {
+	return len(vals) == 2 && len(vals[0]) == 1 && vals[0][0] == 0 && vals[1][0] == 1
 }

@@ -14,14 +14,30 @@
 //	relu     h ≥ 0       U = γh²/2 - θh
 //	drelu    h ∈ ℝ       U = γ₊h₊²/2 + γ₋h₋²/2 - θ₊h₊ - θ₋h₋, h₊ = max(h,0), h₋ = min(h,0)
 //	poisson  h ∈ ℕ       U = -θh + ln h!
+//	truncexp h ∈ [0,1]   U = -θh
 //
 // and the RBM energy is E(v,h) = U_v(v) + U_h(h) - vᵀWh, W[i][µ] coupling
-// visible i to hidden µ. Mapping of the seeds' parametrisations: seed 001's
-// thresholds c (Step, Linear, ReLU, Exponential units) are θ = -c with γ = 1
-// (Step = binary, Linear = gaussian, Exponential = poisson); seed 000's
-// dReLU thresholds are θ± = -θ±⁽⁰⁰⁰⁾ (its Eq. 3; the PGM code's θ₋ equals
-// our ThetaMinus); seed 004's symmetric double well U = h²/2 + θ|h| is a
-// drelu with γ± = 1, θ₊ = -θ, θ₋ = θ; seed 002's hidden bias η is θ = η.
+// visible i to hidden µ. The papers' parametrisations map onto these as
+// follows. [BR21]'s thresholds c of Step, Linear, ReLU and Exponential
+// units are θ = -c with γ = 1 (Step = binary, Linear = gaussian,
+// Exponential = poisson). [TCM19]'s dReLU thresholds are θ± = -θ±[TCM19]
+// (its Eq. 3; its reference code's θ₋ equals our ThetaMinus). [HTCM20]'s
+// symmetric double well U = h²/2 + θ|h| is a drelu with γ± = 1, θ₊ = -θ,
+// θ₋ = θ. The hidden bias η of [Seo] is θ = η.
+//
+// # Layer kinds
+//
+// A kind of layer lives in one file: its type implements Layer, an init
+// function registers it by name (RegisterLayer), and it implements the
+// optional interfaces its units allow — Discrete (finitely many values:
+// exact enumeration, pseudo-likelihood), DataFitter (fitting to data
+// moments: AIS base models, initialisation), QuadraticPotential
+// (pseudo-likelihood of real units by quadrature), ClosedForm (the
+// interaction mapping's specialised numerics) and InputBound (weight limits
+// in training). Model files name a layer by its registered kind, and the
+// package's tests (Γ against quadrature, Gibbs sampling against exact
+// enumeration, AIS against exact log Z, model-file round trips) run over
+// every registered kind.
 //
 // # Batches
 //
@@ -95,9 +111,9 @@
 // # Contexts, callbacks and goroutines
 //
 // Every long computation of rbmcore checks a context at least every ~100 ms
-// of work. Functions without a context parameter (PseudoLikelihood,
-// mapping.Pairwise, …) use DefaultContext(), and a nil context passed to
-// any function is DefaultContext() too (ContextOrDefault): a host such as
+// of work. Functions without a context parameter (mapping.Pairwise, …) use
+// DefaultContext(), and a nil context passed to any function is
+// DefaultContext() too (ContextOrDefault): a host such as
 // the Harmonium kernel installs the running cell's context with
 // SetDefaultContext, so its interrupt stops them. Across rbmcore, user
 // callbacks (progress functions, train's OnUpdate/OnEpoch/Schedule,
@@ -105,4 +121,18 @@
 // on a worker goroutine that rbmcore started; and a panic in a worker
 // goroutine (e.g. in a Layer implemented by the user) is returned by the
 // computation as an error rather than ending the process.
+//
+// # References
+//
+//   - [BR21] Bulso & Roudi 2021: the marginal of the visible units of an RBM
+//     as a model of interacting binary variables, for hidden units of
+//     several activation functions (Eq. 14).
+//   - [TCM19] Tubiana, Cocco & Monasson 2019: RBMs of protein sequences with
+//     Potts visible and dReLU hidden units (Eq. 3), the zero-sum gauge.
+//   - [HTCM20] Harsh, Tubiana, Cocco & Monasson 2020: RBMs learning
+//     invariant data, the symmetric double-well hidden unit.
+//   - [SM08] Salakhutdinov & Murray 2008: annealed importance sampling of
+//     RBM partition functions and its β schedule.
+//   - [Seo] B. Seoane, Data modeling with Energy Based Models (lecture
+//     notes): energy-based models and RBM training.
 package rbm

@@ -56,7 +56,7 @@ func ExampleRBM_ExactLogZ() {
 	fmt.Printf("log Z = %.6f = 13 log 2\n", logZ)
 	v := mat.NewDense(1, 10, []float64{1, 1, 1, 1, 1, -1, -1, -1, -1, -1})
 	ll, _ := m.LogLikelihood(v, logZ)
-	pl, _ := m.PseudoLikelihood(v)
+	pl, _ := m.PseudoLikelihood(context.Background(), v)
 	fmt.Printf("log P(v) = %.6f, log PL(v) = %.6f\n", ll, pl[0])
 	// Output:
 	// log Z = 9.010913 = 13 log 2

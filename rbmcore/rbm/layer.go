@@ -23,8 +23,8 @@ import (
 // entries, otherwise Len), so a trainer updates a layer by writing into them.
 // GradCGF and GradLogWeight return gradients laid out the same way.
 type Layer interface {
-	// Kind is the model-file name of the layer: binary, spin, potts,
-	// gaussian, relu, drelu or poisson.
+	// Kind is the name of the layer's kind, under which it is registered
+	// (RegisterLayer) and stored in model files.
 	Kind() string
 	// Len is the number of units.
 	Len() int
@@ -89,4 +89,97 @@ func NewGrads(l Layer) [][]float64 {
 		g[i] = make([]float64, len(p))
 	}
 	return g
+}
+
+// The optional interfaces below carry what particular algorithms need
+// beyond Layer. An algorithm asks for one with a type assertion and falls
+// back to the generic Layer methods (or reports that it does not apply)
+// when a layer does not implement it, so a new kind of layer lives in one
+// file: it implements Layer, registers itself with RegisterLayer, and adds
+// whichever of these its units allow.
+
+// Discrete is implemented by layers whose units take finitely many values.
+// Exact enumeration (ExactLogZ, exact likelihoods, exact training),
+// pseudo-likelihood and the interaction mapping of the visible layer use it.
+type Discrete interface {
+	// UnitValues returns the values one unit can take, each as a row of
+	// States() entries (the one-hot codes for units with colours). The
+	// configuration numbered s of a layer gives unit i value d_i, the i-th
+	// digit of s in base len(UnitValues()).
+	UnitValues() [][]float64
+}
+
+// DataStats are per-column statistics of data rows, the input of
+// DataFitter.FitData.
+type DataStats struct {
+	// Sum holds the per-column sums of the rows (Width entries).
+	Sum []float64
+	// SumSq holds the per-column sums of squares. Nil means: fit the
+	// fields only and keep the layer's curvatures (γ).
+	SumSq []float64
+	// Rows is the number of rows summed (1 when Sum holds means).
+	Rows float64
+	// Eps is the pseudocount added to the count of each value of a
+	// discrete unit, so that a value absent from the data gets a large
+	// finite field rather than an infinite one.
+	Eps float64
+}
+
+// DataFitter is implemented by layers that can set their parameters so that
+// the layer on its own (zero input) reproduces data statistics: the
+// independent-site model. BaseFromData (the base model of AIS) and the
+// data-based initialisation of trainers use it.
+type DataFitter interface {
+	// FitData sets the layer's parameters from s. It reports statistics
+	// the layer cannot reproduce (e.g. a zero variance), naming the column.
+	FitData(s DataStats) error
+}
+
+// QuadraticPotential is implemented by layers of real units with the
+// potential U(h) = γh²/2 − θh on h ≥ Lower (+∞ below): Gaussian units
+// (Lower = −∞) and ReLU units (Lower = 0). The pseudo-likelihood of such a
+// visible layer is computed by quadrature of each site's conditional.
+type QuadraticPotential interface {
+	// Quadratic returns the per-unit curvatures γ and fields θ (the
+	// layer's own slices) and the lower end of the support.
+	Quadratic() (gamma, theta []float64, lower float64)
+}
+
+// CGFForm names a closed form of the cumulant generating function of a
+// scalar unit, for algorithms that have specialised numerics for it. With
+// x = I + θ (θ and γ the layer's parameters named "theta" and "gamma"):
+type CGFForm int
+
+const (
+	// FormNone: Γ is known only through the Layer methods.
+	FormNone CGFForm = iota
+	// FormSoftplus: Γ = log(1 + eˣ) (binary units).
+	FormSoftplus
+	// FormLogCosh: Γ = log 2cosh x (±1 units).
+	FormLogCosh
+	// FormQuadratic: Γ = x²/(2γ) + ½ log(2π/γ) (Gaussian units).
+	FormQuadratic
+	// FormHalfQuadratic: Γ = log(Φ(y)/φ(y)) − ½ log γ, y = x/√γ (ReLU
+	// units, a Gaussian truncated to h ≥ 0).
+	FormHalfQuadratic
+	// FormExp: Γ = eˣ (Poisson units).
+	FormExp
+)
+
+// ClosedForm is implemented by scalar layers whose Γ has one of the closed
+// forms of CGFForm. The interaction mapping (Bulso & Roudi 2021, Eq. 14)
+// uses it for exact finite differences and Taylor series of Γ; layers
+// without it are mapped through UnitCGF, Mean and Var.
+type ClosedForm interface {
+	// CGFForm returns the form of Γ shared by all units of the layer.
+	CGFForm() CGFForm
+}
+
+// InputBound is implemented by layers whose units can be sampled only
+// while the input plus field stays below a bound, because Γ grows
+// exponentially (Poisson units: a mean e^{I+θ} beyond 1e15). Trainers use
+// a tighter default weight limit for models with such a layer.
+type InputBound interface {
+	// MaxInput returns the largest I + θ at which Sample works.
+	MaxInput() float64
 }

@@ -24,17 +24,17 @@ func refMoments(l Layer, u int, x, beta float64) (logZ, mean, variance float64) 
 		// Energy sums over all units; the others sit at 0 where U = 0.
 		return beta * (-e[0] + x*h)
 	}
-	switch l.Kind() {
-	case "binary", "spin", "poisson":
+	d, discrete := l.(Discrete)
+	if discrete || latticeSupport(l) {
 		var hs []float64
-		switch l.Kind() {
-		case "binary":
-			hs = []float64{0, 1}
-		case "spin":
-			hs = []float64{-1, 1}
-		default:
-			lam := math.Exp(x + l.Params()[0][u])
-			for h := 0.0; h <= lam+60*math.Sqrt(lam)+60; h++ {
+		if discrete {
+			for _, v := range d.UnitValues() {
+				hs = append(hs, v[0])
+			}
+		} else {
+			lam := []float64{0} // the mean, only to bound the sum
+			l.Mean([]float64{x}, lam)
+			for h := 0.0; h <= lam[0]+60*math.Sqrt(lam[0])+60; h++ {
 				hs = append(hs, h)
 			}
 		}
@@ -53,12 +53,18 @@ func refMoments(l Layer, u int, x, beta float64) (logZ, mean, variance float64) 
 		}
 		return
 	}
-	// Continuous: two concave branches, h ≥ 0 and h ≤ 0 (ReLU: only h ≥ 0).
+	// Continuous: two concave branches, h ≥ 0 and h ≤ 0, each within the
+	// support [sLo, sHi] (ReLU: only h ≥ 0).
+	sLo, sHi := supportOf(l)
 	type part struct{ lz, m1, v float64 }
 	branch := func(sign float64) part {
 		g := func(t float64) float64 { return logf(sign * t) } // t ≥ 0
+		end := sHi                                             // the branch's support is t ∈ [0, end]
+		if sign < 0 {
+			end = -sLo
+		}
 		// ternary search for the peak of the concave g on [0, 1e9]
-		lo, hi := 0.0, 1e9
+		lo, hi := 0.0, math.Min(1e9, end)
 		for it := 0; it < 400; it++ {
 			a, b := lo+(hi-lo)/3, hi-(hi-lo)/3
 			if g(a) < g(b) {
@@ -80,7 +86,7 @@ func refMoments(l Layer, u int, x, beta float64) (logZ, mean, variance float64) 
 			return s
 		}
 		a := math.Max(0, p-width(-1))
-		b := p + width(1)
+		b := math.Min(p+width(1), end)
 		const k = 12000
 		hstep := (b - a) / k
 		// moments about the peak p, so large means do not cancel
@@ -102,7 +108,7 @@ func refMoments(l Layer, u int, x, beta float64) (logZ, mean, variance float64) 
 		return part{gp + math.Log(z*hstep/3), sign * (p + d1), d2 - d1*d1}
 	}
 	parts := []part{branch(1)}
-	if l.Kind() != "relu" {
+	if sLo < 0 {
 		parts = append(parts, branch(-1))
 	}
 	logZ = math.Inf(-1)
@@ -120,38 +126,100 @@ func refMoments(l Layer, u int, x, beta float64) (logZ, mean, variance float64) 
 	return
 }
 
-// testLayers returns one instance of every scalar layer kind with the given
-// parameter set index (weights up to 50 in magnitude).
-func testLayers() []Layer {
-	var ls []Layer
-	for _, th := range []float64{-3, 0, 2.5} {
-		b := Binary(1)
-		b.Theta[0] = th
-		s := Spin(1)
-		s.Theta[0] = th
-		p := Poisson(1)
-		p.Theta[0] = th
-		ls = append(ls, b, s, p)
+// supportOf returns the interval on which one unit of a scalar layer has
+// finite energy, found by probing Energy outwards from 0 and bisecting.
+func supportOf(l Layer) (lo, hi float64) {
+	row := make([]float64, l.Len())
+	e := []float64{0}
+	finite := func(h float64) bool {
+		row[0] = h
+		l.Energy(row, e)
+		return !math.IsInf(e[0], 0) && !math.IsNaN(e[0])
 	}
+	edge := func(dir float64) float64 {
+		fin, inf := 0.0, 0.0
+		for s := 1.0; ; s *= 2 {
+			if s > 1e300 {
+				return dir * math.Inf(1)
+			}
+			if !finite(dir * s) {
+				inf = dir * s
+				break
+			}
+			fin = dir * s
+		}
+		for it := 0; it < 200; it++ {
+			if mid := (fin + inf) / 2; finite(mid) {
+				fin = mid
+			} else {
+				inf = mid
+			}
+		}
+		return fin
+	}
+	return edge(-1), edge(1)
+}
+
+// layerParamSets lists, per kind, parameter sets (in ParamNames order) that
+// reach into the corners of the kinds' domains (values up to 50 in
+// magnitude). Kinds without an entry are tested with their default
+// parameters and fields −3, 0 and 2.5.
+var layerParamSets = map[string][][]float64{
+	"gaussian": curvatureFieldSets(),
+	"relu":     curvatureFieldSets(),
+	"drelu":    {{1, 1, 0, 0}, {0.1, 0.1, 1, -1}, {1, 20, 6, -25}, {2, 0.5, 1, -0.7}, {50, 0.2, -50, 40}, {1, 1, -2, 2}},
+}
+
+// curvatureFieldSets returns the (γ, θ) sets of the Gaussian and ReLU tests.
+func curvatureFieldSets() [][]float64 {
+	var sets [][]float64
 	for _, g := range []float64{0.1, 1, 50} {
 		for _, th := range []float64{-50, 0, 3} {
-			ga := Gaussian(1)
-			ga.Gamma[0], ga.Theta[0] = g, th
-			r := ReLU(1)
-			r.Gamma[0], r.Theta[0] = g, th
-			ls = append(ls, ga, r)
+			sets = append(sets, []float64{g, th})
 		}
 	}
-	for _, p := range [][4]float64{{1, 1, 0, 0}, {0.1, 0.1, 1, -1}, {1, 20, 6, -25}, {2, 0.5, 1, -0.7}, {50, 0.2, -50, 40}, {1, 1, -2, 2}} {
-		d := DReLU(1)
-		d.GammaPlus[0], d.GammaMinus[0], d.ThetaPlus[0], d.ThetaMinus[0] = p[0], p[1], p[2], p[3]
-		ls = append(ls, d)
+	return sets
+}
+
+// testLayers returns single-unit layers of every registered scalar kind,
+// one per parameter set of layerParamSets (or the default field sets).
+func testLayers() []Layer {
+	var ls []Layer
+	for _, kind := range LayerKinds() {
+		proto := makeLayer(kind, 1)
+		if proto.States() > 1 {
+			continue // Potts: TestPottsLayer
+		}
+		sets, ok := layerParamSets[kind]
+		if !ok {
+			sets = nil
+			for _, th := range []float64{-3, 0, 2.5} {
+				var set []float64
+				for p, name := range proto.ParamNames() {
+					v := proto.Params()[p][0]
+					if isFieldName(name) {
+						v = th
+					}
+					set = append(set, v)
+				}
+				sets = append(sets, set)
+			}
+		}
+		for _, set := range sets {
+			l := proto.Clone()
+			for p, ps := range l.Params() {
+				ps[0] = set[p]
+			}
+			ls = append(ls, l)
+		}
 	}
 	return ls
 }
 
+// inputsFor returns inputs from −1e4 to 1e4, or up to 9 for layers that
+// sample only below an input bound (Poisson).
 func inputsFor(l Layer) []float64 {
-	if l.Kind() == "poisson" {
+	if _, ok := l.(InputBound); ok {
 		return []float64{-1e4, -30, -3, 0, 0.7, 5, 9}
 	}
 	return []float64{-1e4, -300, -30, -3, -0.5, 0, 0.7, 5, 40, 1e4}
@@ -243,9 +311,10 @@ func TestScalarLayerFiniteDifferences(t *testing.T) {
 	}
 }
 
-// TestDReLUCatalogueVectors checks the literal dReLU values of catalogue
-// §7.4 (seed 000 thresholds converted to fields: θ = -θ⁽⁰⁰⁰⁾).
-func TestDReLUCatalogueVectors(t *testing.T) {
+// TestDReLUReferenceValues checks dReLU values computed independently of
+// this package, for units given in the thresholds of Tubiana, Cocco &
+// Monasson 2019 converted to fields (θ = -θ_paper).
+func TestDReLUReferenceValues(t *testing.T) {
 	for _, c := range []struct {
 		gp, gn, tp, tn, I, gamma, mean, variance, mode, dgp, dgn, dtp, dtn float64
 	}{
@@ -273,7 +342,7 @@ func TestDReLUCatalogueVectors(t *testing.T) {
 		want := []float64{c.gamma, c.mean, c.variance, c.mode, c.dgp, c.dgn, c.dtp, c.dtn}
 		for k := range got {
 			if !closeTo(got[k], want[k], 1e-9, 1e-10) {
-				t.Errorf("dReLU %v I=%v: quantity %d = %.12g, catalogue %.12g", [4]float64{c.gp, c.gn, c.tp, c.tn}, c.I, k, got[k], want[k])
+				t.Errorf("dReLU %v I=%v: quantity %d = %.12g, reference %.12g", [4]float64{c.gp, c.gn, c.tp, c.tn}, c.I, k, got[k], want[k])
 			}
 		}
 	}
@@ -288,7 +357,7 @@ func TestSamplersMatchMoments(t *testing.T) {
 	for _, l := range testLayers() {
 		for _, x := range []float64{-1e4, -3, 0.7, 5} {
 			for _, beta := range []float64{1, 0.4} {
-				if l.Kind() == "poisson" && beta != 1 {
+				if latticeSupport(l) && beta != 1 { // Poisson samples only at β = 1
 					if err := l.Sample(rng, []float64{x}, []float64{0}, beta); err == nil {
 						t.Errorf("poisson at beta=%v: no error", beta)
 					}

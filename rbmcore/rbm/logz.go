@@ -15,18 +15,14 @@ import (
 // (2^26; about 25 binary units).
 const MaxEnumerate = 1 << 26
 
-// configs returns the number of configurations of a finite discrete layer
-// (0 if it is continuous, Poisson, or has more than MaxEnumerate).
+// configs returns the number of configurations of a Discrete layer (0 if
+// the layer is not Discrete or has more than MaxEnumerate).
 func configs(l Layer) int {
-	k := 0
-	switch l.Kind() {
-	case "binary", "spin":
-		k = 2
-	case "potts":
-		k = l.States()
-	default:
+	d, ok := l.(Discrete)
+	if !ok {
 		return 0
 	}
+	k := len(d.UnitValues())
 	n := 1
 	for i := 0; i < l.Len(); i++ {
 		n *= k
@@ -37,33 +33,20 @@ func configs(l Layer) int {
 	return n
 }
 
-// fillConfig writes configuration number s of layer l into row (one-hot for
-// Potts): unit i takes digit i of s in base 2 (or q).
-func fillConfig(l Layer, s int, row []float64) {
-	q := l.States()
-	clear(row)
-	switch l.Kind() {
-	case "potts":
-		for i := 0; i < l.Len(); i++ {
-			row[i*q+s%q] = 1
-			s /= q
-		}
-	case "spin":
-		for i := range row {
-			row[i] = float64(2*(s&1) - 1)
-			s >>= 1
-		}
-	default:
-		for i := range row {
-			row[i] = float64(s & 1)
-			s >>= 1
-		}
+// fillConfig writes configuration number s of the Discrete layer l, whose
+// unit values are vals, into row: unit i takes the value of digit i of s in
+// base len(vals).
+func fillConfig(l Layer, vals [][]float64, s int, row []float64) {
+	q, k := l.States(), len(vals)
+	for i := 0; i < l.Len(); i++ {
+		copy(row[i*q:(i+1)*q], vals[s%k])
+		s /= k
 	}
 }
 
 // ExactLogZ returns log Z = log Σ_{v,h} exp(-E(v,h)) by enumerating the
-// states of the smaller finite discrete layer (binary, spin or Potts, at
-// most MaxEnumerate configurations) and integrating the other one out
+// states of the smaller Discrete layer (binary, spin or Potts, at most
+// MaxEnumerate configurations) and integrating the other one out
 // through its Γ: log Z = log Σ_x exp(-U(x) + Σ Γ_other(I(x))). The sum runs
 // on all cores in chunks, checking ctx between chunks. A non-finite term
 // (an unnormalisable model) is an error.
@@ -74,7 +57,7 @@ func (m *RBM) ExactLogZ(ctx context.Context) (float64, error) {
 	}
 	cv, ch := configs(m.Visible), configs(m.Hidden)
 	if cv == 0 && ch == 0 {
-		return 0, fmt.Errorf("rbm: ExactLogZ: neither layer (%s %d, %s %d) is a binary/spin/potts layer with at most %d configurations",
+		return 0, fmt.Errorf("rbm: ExactLogZ: neither layer (%s %d, %s %d) is a discrete layer with at most %d configurations",
 			m.Visible.Kind(), m.Visible.Len(), m.Hidden.Kind(), m.Hidden.Len(), MaxEnumerate)
 	}
 	enum, other, trans, total := m.Visible, m.Hidden, false, cv
@@ -88,6 +71,7 @@ func (m *RBM) ExactLogZ(ctx context.Context) (float64, error) {
 func logSumConfigs(ctx context.Context, m *RBM, enum, other Layer, trans bool, total int) (float64, error) {
 	const chunk = 2048
 	we, wo := Width(enum), Width(other)
+	vals := enum.(Discrete).UnitValues()
 	nchunks := (total + chunk - 1) / chunk
 	workers := min(runtime.GOMAXPROCS(0), nchunks)
 	type acc struct{ max, sum float64 }
@@ -109,7 +93,7 @@ func logSumConfigs(ctx context.Context, m *RBM, enum, other Layer, trans bool, t
 			s0 := c * chunk
 			n := min(chunk, total-s0)
 			for r := 0; r < n; r++ {
-				fillConfig(enum, s0+r, x[r*we:(r+1)*we])
+				fillConfig(enum, vals, s0+r, x[r*we:(r+1)*we])
 			}
 			gemm(x[:n*we], n, wmat, trans, in[:n*wo])
 			enum.Energy(x[:n*we], e[:n])

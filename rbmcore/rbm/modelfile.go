@@ -25,8 +25,10 @@ import (
 //	 "hidden":  {"kind": "relu", "size": 2, "gamma": [1, 1], "theta": [-0.5, 0.3]},
 //	 "weights": [[0.1, 0.2], [0.0, -0.3], [0.5, 0.1]]}
 //
-// Layer parameters are keyed by ParamNames (theta; gamma, theta; gamma_plus,
-// gamma_minus, theta_plus, theta_minus); a Potts layer has "q" and theta as
+// The kind is the name a layer is registered under (RegisterLayer), so a
+// model file can hold any registered kind. Layer parameters are keyed by
+// ParamNames (theta; gamma, theta; gamma_plus, gamma_minus, theta_plus,
+// theta_minus); a layer with colours (Potts) has "q" and its parameters as
 // size×q nested arrays, and the weights nest as
 // [visible unit][visible colour][hidden unit][hidden colour], the colour
 // levels present only for Potts layers (N×M, N×q×M, ...). Numbers are
@@ -49,34 +51,6 @@ const (
 	binaryExt     = ".hrbm"
 	maxBinaryDims = 1 << 28
 )
-
-// NewLayer returns a layer of the given model-file kind with n units (q
-// colours for Potts; ignored otherwise) and default parameters.
-func NewLayer(kind string, n, q int) (Layer, error) {
-	if n < 0 {
-		return nil, fmt.Errorf("rbm: layer size %d is negative", n)
-	}
-	switch kind {
-	case "binary":
-		return Binary(n), nil
-	case "spin":
-		return Spin(n), nil
-	case "potts":
-		if q < 2 {
-			return nil, fmt.Errorf("rbm: potts layer needs q ≥ 2, got %d", q)
-		}
-		return Potts(n, q), nil
-	case "gaussian":
-		return Gaussian(n), nil
-	case "relu":
-		return ReLU(n), nil
-	case "drelu":
-		return DReLU(n), nil
-	case "poisson":
-		return Poisson(n), nil
-	}
-	return nil, fmt.Errorf("rbm: unknown layer kind %q (want binary, spin, potts, gaussian, relu, drelu or poisson)", kind)
-}
 
 // Save writes m to path atomically (a temporary file in the same directory,
 // synced, renamed over path, the directory synced): the binary format if
@@ -291,7 +265,8 @@ func readLayerJSON(v any, path string, budget *int) (Layer, error) {
 		return nil, err
 	}
 	q := 0
-	if kind == "potts" {
+	lk, _ := lookupKind(kind) // an unknown kind fails in newLayerWithin
+	if lk.Colours {
 		if q, err = intField(obj, "q", path); err != nil {
 			return nil, err
 		}
@@ -302,7 +277,7 @@ func readLayerJSON(v any, path string, budget *int) (Layer, error) {
 	}
 	*budget -= len(l.Params()) * Width(l)
 	known := map[string]bool{"kind": true, "size": true}
-	if kind == "potts" {
+	if lk.Colours {
 		known["q"] = true
 	}
 	for p, name := range l.ParamNames() {

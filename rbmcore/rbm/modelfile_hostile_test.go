@@ -163,10 +163,10 @@ func TestSaveRemovesStaleTemps(t *testing.T) {
 	}
 }
 
-// fuzzSeeds are valid model files of every layer kind in both formats,
+// fuzzCorpus holds valid model files of every layer kind in both formats,
 // plus the hostile ones.
-func fuzzSeeds(f *testing.F) [][]byte {
-	seeds := [][]byte{[]byte(issueExample), []byte(hugePottsJSON), hugePottsBinary()}
+func fuzzCorpus(f *testing.F) [][]byte {
+	corpus := [][]byte{[]byte(issueExample), []byte(hugePottsJSON), hugePottsBinary()}
 	for _, vis := range []Layer{Binary(2), Spin(2), Potts(2, 3), Gaussian(1)} {
 		for _, hid := range []Layer{ReLU(2), DReLU(1), Poisson(1), Potts(1, 2)} {
 			m := New(vis, hid, Seed(1))
@@ -177,10 +177,10 @@ func fuzzSeeds(f *testing.F) [][]byte {
 			if err := m.WriteBinary(&bin); err != nil {
 				f.Fatal(err)
 			}
-			seeds = append(seeds, js.Bytes(), bin.Bytes())
+			corpus = append(corpus, js.Bytes(), bin.Bytes())
 		}
 	}
-	return seeds
+	return corpus
 }
 
 // checkAccepted: whatever a reader accepts is a valid model of at most as
@@ -210,7 +210,7 @@ func checkAccepted(t *testing.T, m *RBM, size int) {
 // FuzzReadJSON: the JSON reader never panics or allocates beyond the
 // file, and what it accepts round-trips.
 func FuzzReadJSON(f *testing.F) {
-	for _, s := range fuzzSeeds(f) {
+	for _, s := range fuzzCorpus(f) {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
@@ -224,7 +224,7 @@ func FuzzReadJSON(f *testing.F) {
 // also tried with its last four bytes replaced by a valid checksum, so that
 // the fuzzer reaches the parser behind the checksum.
 func FuzzReadBinary(f *testing.F) {
-	for _, s := range fuzzSeeds(f) {
+	for _, s := range fuzzCorpus(f) {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {

@@ -10,26 +10,6 @@ import (
 	"gonum.org/v1/gonum/mat"
 )
 
-// siteValues lists the values one unit of a discrete visible layer can take,
-// as one-hot rows of width States().
-func siteValues(l Layer) ([][]float64, error) {
-	switch l.Kind() {
-	case "binary":
-		return [][]float64{{0}, {1}}, nil
-	case "spin":
-		return [][]float64{{-1}, {1}}, nil
-	case "potts":
-		q := l.States()
-		vals := make([][]float64, q)
-		for a := range vals {
-			vals[a] = make([]float64, q)
-			vals[a][a] = 1
-		}
-		return vals, nil
-	}
-	return nil, fmt.Errorf("rbm: pseudo-likelihood needs a binary, spin, potts, gaussian or relu visible layer, not %s", l.Kind())
-}
-
 // sitePL returns log P(v_i | v_{-i}) for site i of one row, given the
 // row's hidden input in = vW, using buffers alt (k×nh) and g (k).
 func (m *RBM) sitePL(v, in []float64, i int, vals [][]float64, alt, g, e []float64) float64 {
@@ -76,38 +56,34 @@ func (m *RBM) sitePL(v, in []float64, i int, vals [][]float64, alt, g, e []float
 // conditional density of each site is normalised by numerical quadrature
 // over the range holding its mass (about 400 evaluations of the hidden
 // CGF per site), so the value is the log of a density. Other visible layers
-// are an error.
-// It stops with DefaultContext's error when that context is cancelled.
-func (m *RBM) PseudoLikelihood(v *mat.Dense) ([]float64, error) {
-	return m.pl(DefaultContext(), nil, v)
-}
-
-// PseudoLikelihoodContext is PseudoLikelihood checking ctx between rows, so
-// a long evaluation (e.g. a full test set) can be interrupted.
-func (m *RBM) PseudoLikelihoodContext(ctx context.Context, v *mat.Dense) ([]float64, error) {
+// are an error. ctx is checked between rows, so a long evaluation (e.g. a
+// full test set) stops with its error when it is cancelled; a nil ctx is
+// ContextOrDefault(nil).
+func (m *RBM) PseudoLikelihood(ctx context.Context, v *mat.Dense) ([]float64, error) {
 	return m.pl(ContextOrDefault(ctx), nil, v)
 }
 
 // StochasticPseudoLikelihood returns, for each row of v, N·log P(v_i |
 // v_{-i}) for one site i drawn uniformly per row from rng: an unbiased
-// estimate of PseudoLikelihood at 1/N of the cost. It stops with
-// DefaultContext's error when that context is cancelled.
-func (m *RBM) StochasticPseudoLikelihood(rng *rand.Rand, v *mat.Dense) ([]float64, error) {
+// estimate of PseudoLikelihood at 1/N of the cost. ctx is checked as by
+// PseudoLikelihood.
+func (m *RBM) StochasticPseudoLikelihood(ctx context.Context, rng *rand.Rand, v *mat.Dense) ([]float64, error) {
 	if rng == nil {
 		return nil, fmt.Errorf("rbm: StochasticPseudoLikelihood: nil rng")
 	}
-	return m.pl(DefaultContext(), rng, v)
+	return m.pl(ContextOrDefault(ctx), rng, v)
 }
 
 func (m *RBM) pl(ctx context.Context, rng *rand.Rand, v *mat.Dense) ([]float64, error) {
 	d, rows := rowsData(v, Width(m.Visible), "visible batch")
-	if k := m.Visible.Kind(); k == "gaussian" || k == "relu" {
-		return m.plContinuous(ctx, rng, d, rows)
+	if q, ok := m.Visible.(QuadraticPotential); ok {
+		return m.plContinuous(ctx, q, rng, d, rows)
 	}
-	vals, err := siteValues(m.Visible)
-	if err != nil {
-		return nil, err
+	dv, ok := m.Visible.(Discrete)
+	if !ok {
+		return nil, fmt.Errorf("rbm: pseudo-likelihood needs a discrete visible layer or one with a quadratic potential (binary, spin, potts, gaussian, relu), not %s", m.Visible.Kind())
 	}
+	vals := dv.UnitValues()
 	n, nv, nh := m.Visible.Len(), Width(m.Visible), Width(m.Hidden)
 	in := make([]float64, rows*nh)
 	gemm(d, rows, m.W.RawMatrix(), false, in)
@@ -120,7 +96,7 @@ func (m *RBM) pl(ctx context.Context, rng *rand.Rand, v *mat.Dense) ([]float64, 
 		}
 	}
 	k := len(vals)
-	err = forBlocks(rows, streams(0, rows, 0), func(r0, r1 int, _ *rand.Rand) error {
+	err := forBlocks(rows, streams(0, rows, 0), func(r0, r1 int, _ *rand.Rand) error {
 		alt, g, e := make([]float64, k*nh), make([]float64, k), make([]float64, k)
 		for r := r0; r < r1; r++ {
 			if err := ctx.Err(); err != nil {

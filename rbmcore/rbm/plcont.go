@@ -98,16 +98,9 @@ func (c *continuousSite) logNorm(i int, x0 float64) (float64, error) {
 // plContinuous is pl for Gaussian and ReLU visible layers: each conditional
 // log P(v_i | v_−i) = g(v_i) − log ∫ exp(g) is computed by quadrature
 // (continuousSite.logNorm), about 400 evaluations of the hidden CGF per site.
-func (m *RBM) plContinuous(ctx context.Context, rng *rand.Rand, d []float64, rows int) ([]float64, error) {
+func (m *RBM) plContinuous(ctx context.Context, vis QuadraticPotential, rng *rand.Rand, d []float64, rows int) ([]float64, error) {
 	n, nh := m.Visible.Len(), Width(m.Hidden)
-	var gamma, theta []float64
-	lower := math.Inf(-1)
-	switch l := m.Visible.(type) {
-	case *GaussianLayer:
-		gamma, theta = l.Gamma, l.Theta
-	case *ReLULayer:
-		gamma, theta, lower = l.Gamma, l.Theta, 0
-	}
+	gamma, theta, lower := vis.Quadratic()
 	in := make([]float64, rows*nh)
 	gemm(d, rows, m.W.RawMatrix(), false, in)
 	out := make([]float64, rows)

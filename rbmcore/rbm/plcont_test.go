@@ -60,7 +60,7 @@ func TestContinuousPseudoLikelihood(t *testing.T) {
 	} {
 		m := New(c.vis, c.hid, Seed(3), WeightScale(0.5))
 		randomiseFields(m, 7)
-		pl, err := m.PseudoLikelihood(rows)
+		pl, err := m.PseudoLikelihood(context.Background(), rows)
 		if err != nil {
 			t.Fatalf("%v: %v", m, err)
 		}
@@ -77,7 +77,7 @@ func TestContinuousPseudoLikelihood(t *testing.T) {
 	m := New(Gaussian(3), Gaussian(2), Seed(5), WeightScale(0.4))
 	randomiseFields(m, 8)
 	vis, hid := m.Visible.(*GaussianLayer), m.Hidden.(*GaussianLayer)
-	pl, err := m.PseudoLikelihood(rows)
+	pl, err := m.PseudoLikelihood(context.Background(), rows)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -104,15 +104,15 @@ func TestContinuousPseudoLikelihood(t *testing.T) {
 		}
 	}
 	// The stochastic estimate is N times one site's value.
-	one, err := m.StochasticPseudoLikelihood(NewRNG(1, 1), rows)
+	one, err := m.StochasticPseudoLikelihood(context.Background(), NewRNG(1, 1), rows)
 	if err != nil || math.IsNaN(one[0]) {
 		t.Errorf("stochastic PL: %v %v", one, err)
 	}
-	if _, err := m.PseudoLikelihoodContext(context.Background(), mat.NewDense(1, 3, []float64{0, 0, math.Inf(1)})); err == nil {
+	if _, err := m.PseudoLikelihood(context.Background(), mat.NewDense(1, 3, []float64{0, 0, math.Inf(1)})); err == nil {
 		t.Error("an infinite visible value gave no error")
 	}
 	relu := New(ReLU(3), Binary(2))
-	if _, err := relu.PseudoLikelihood(mat.NewDense(1, 3, []float64{-1, 0, 0})); err == nil {
+	if _, err := relu.PseudoLikelihood(context.Background(), mat.NewDense(1, 3, []float64{-1, 0, 0})); err == nil {
 		t.Error("a negative ReLU value gave no error")
 	}
 }

@@ -111,7 +111,7 @@ func centreWeights(w *mat.Dense, qv, qh int) (hiddenShift, visibleShift []float6
 func shiftFields(l Layer, delta []float64) {
 	names := l.ParamNames()
 	for p, ps := range l.Params() {
-		if len(names[p]) >= 5 && names[p][:5] == "theta" {
+		if isFieldName(names[p]) {
 			for k := range ps {
 				ps[k] += delta[k]
 			}
@@ -120,7 +120,7 @@ func shiftFields(l Layer, delta []float64) {
 }
 
 // ZeroSumGauge puts the Potts layers of m in the zero-sum gauge
-// Σ_a w_{ia,µ} = 0 and Σ_a θ_ia = 0 (seed 000's recommended gauge) without
+// Σ_a w_{ia,µ} = 0 and Σ_a θ_ia = 0 (the gauge Tubiana, Cocco & Monasson 2019 recommend) without
 // changing the distribution: the removed colour means of the weights are
 // absorbed into the fields of the other layer. It does nothing when neither
 // layer is Potts.
@@ -140,20 +140,39 @@ func (m *RBM) ZeroSumGauge() {
 	if qh > 1 {
 		shiftFields(m.Visible, vs)
 	}
-	for _, l := range []Layer{m.Visible, m.Hidden} {
-		if p, ok := l.(*PottsLayer); ok {
-			for i := 0; i+p.Q <= len(p.Theta); i += p.Q {
-				s := 0.0
-				for _, v := range p.Theta[i : i+p.Q] {
-					s += v
-				}
-				for a := range p.Theta[i : i+p.Q] {
-					p.Theta[i+a] -= s / float64(p.Q)
-				}
+	ZeroSumFields(m.Visible)
+	ZeroSumFields(m.Hidden)
+}
+
+// ZeroSumFields subtracts from the fields of every unit of a layer with
+// colours (States() > 1, e.g. Potts) their mean over the colours, so that
+// Σ_a θ_ia = 0. This changes the layer's distribution only through its
+// normalisation. Layers of scalar units are left alone.
+func ZeroSumFields(l Layer) {
+	q := l.States()
+	if q < 2 {
+		return
+	}
+	names := l.ParamNames()
+	for p, ps := range l.Params() {
+		if !isFieldName(names[p]) {
+			continue
+		}
+		for i := 0; i+q <= len(ps); i += q {
+			s := 0.0
+			for _, v := range ps[i : i+q] {
+				s += v
+			}
+			for a := range ps[i : i+q] {
+				ps[i+a] -= s / float64(q)
 			}
 		}
 	}
 }
+
+// isFieldName reports whether a parameter name is a field (theta,
+// theta_plus, theta_minus): the parameters that multiply h linearly.
+func isFieldName(name string) bool { return len(name) >= 5 && name[:5] == "theta" }
 
 // Validate checks the layers' parameters and that W has the shape
 // Width(Visible)×Width(Hidden) with finite entries.

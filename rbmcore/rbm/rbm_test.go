@@ -11,11 +11,8 @@ import (
 func enumStates(l Layer) *mat.Dense {
 	n, q := l.Len(), l.States()
 	w := n * q
-	vals := map[string][]float64{"binary": {0, 1}, "spin": {-1, 1}}[l.Kind()]
-	k := q
-	if l.Kind() != "potts" {
-		k = len(vals)
-	}
+	vals := l.(Discrete).UnitValues()
+	k := len(vals)
 	total := 1
 	for i := 0; i < n; i++ {
 		total *= k
@@ -26,10 +23,8 @@ func enumStates(l Layer) *mat.Dense {
 		for i := 0; i < n; i++ {
 			d := c % k
 			c /= k
-			if l.Kind() == "potts" {
-				out.Set(s, i*q+d, 1)
-			} else {
-				out.Set(s, i, vals[d])
+			for a, x := range vals[d] {
+				out.Set(s, i*q+a, x)
 			}
 		}
 	}
@@ -38,10 +33,14 @@ func enumStates(l Layer) *mat.Dense {
 
 // TestFreeEnergyMatchesJointSum checks F(v) = -log Σ_h exp(-E(v,h)) by
 // explicit summation over binary/spin/Potts hidden states, for every
-// visible kind.
+// registered visible kind (4 units, 3 with colours).
 func TestFreeEnergyMatchesJointSum(t *testing.T) {
 	for _, hid := range []Layer{Binary(3), Spin(3), Potts(2, 3)} {
-		for _, vis := range []Layer{Binary(4), Spin(4), Potts(3, 3), Gaussian(4), ReLU(4), DReLU(4), Poisson(4)} {
+		for _, vk := range allKinds() {
+			vis := makeLayer(vk, 4)
+			if vis.States() > 1 {
+				vis = makeLayer(vk, 3)
+			}
 			m := New(vis.Clone(), hid.Clone(), Seed(3), WeightScale(0.5))
 			randomiseFields(m, 4)
 			rng := NewRNG(9, 9)
@@ -145,7 +144,7 @@ func TestZeroSumGaugeInvariance(t *testing.T) {
 // TestEmptyBatches: every batched method accepts a batch of zero rows.
 func TestEmptyBatches(t *testing.T) {
 	rng := NewRNG(1, 1)
-	for _, k := range allKinds {
+	for _, k := range allKinds() {
 		l := makeLayer(k, 3)
 		var in, out []float64
 		l.CGF(in, out)

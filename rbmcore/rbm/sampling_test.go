@@ -128,7 +128,7 @@ func TestPopulationAnnealingDetails(t *testing.T) {
 	wantMean := make([]float64, 12)
 	for s, p := range exact {
 		row := make([]float64, 12)
-		fillConfig(m.Visible, s, row)
+		fillConfig(m.Visible, m.Visible.(Discrete).UnitValues(), s, row)
 		for i, x := range row {
 			wantMean[i] += p * x
 		}

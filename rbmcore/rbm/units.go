@@ -3,6 +3,7 @@ package rbm
 import (
 	"fmt"
 	"math"
+	"math/rand/v2"
 
 	"github.com/harmonium-rbm/harmonium/rbmcore/internal/mathx"
 )
@@ -113,3 +114,30 @@ func cloneSlice(s []float64) []float64 { return append([]float64(nil), s...) }
 
 // sigmoid is re-exported locally for brevity.
 func sigmoid(x float64) float64 { return mathx.Sigmoid(x) }
+
+// sigmoidLayer is implemented by the two-state layers whose units are
+// lo + (hi−lo)·Bernoulli(σ(scale·(I + θ))) at inverse temperature β:
+// binary and spin. Chains certifies their samples from float32 products.
+type sigmoidLayer interface {
+	SigmoidForm(beta float64) (theta []float64, scale, lo, hi float64)
+}
+
+// halfGaussian describes one half-line branch: the unit's value is
+// h = s*Y/√γ with Y ~ N(x, 1) truncated to Y > 0 and s = ±1.
+type halfGaussian struct{ x, gamma float64 }
+
+// logZ is log ∫_0^∞ exp(-γy²/2 + (x√γ) y) dy.
+func (b halfGaussian) logZ() float64 { return mathx.LogPhiOverPhi(b.x) - 0.5*math.Log(b.gamma) }
+
+// moments returns E[Y]/√γ and E[Y²]/γ and Var[Y]/γ of the branch's |h|.
+func (b halfGaussian) moments() (m1, m2, v float64) {
+	m, vy := mathx.TruncMoments(b.x)
+	s := math.Sqrt(b.gamma)
+	return m / s, (vy + m*m) / b.gamma, vy / b.gamma
+}
+
+// sample draws |h| at inverse temperature beta.
+func (b halfGaussian) sample(rng *rand.Rand, beta float64) float64 {
+	xb := b.x * math.Sqrt(beta)
+	return mathx.TruncNormalExcess(rng, -xb) / math.Sqrt(beta*b.gamma)
+}

@@ -293,17 +293,16 @@ func (s *sampler) setStreamStates(states [][]byte) error {
 	return nil
 }
 
-// allStates enumerates the configurations of a binary, spin or Potts layer.
+// allStates enumerates the configurations of a discrete (rbm.Discrete)
+// layer such as binary, spin or Potts.
 func allStates(l rbm.Layer) (*mat.Dense, error) {
 	n, q := l.Len(), l.States()
-	vals := map[string][]float64{"binary": {0, 1}, "spin": {-1, 1}}[l.Kind()]
+	d, ok := l.(rbm.Discrete)
+	if !ok {
+		return nil, fmt.Errorf("train: Exact needs a discrete (binary, spin or Potts) visible layer, not %s", l.Kind())
+	}
+	vals := d.UnitValues()
 	base := len(vals)
-	if l.Kind() == "potts" {
-		base = q
-	}
-	if base == 0 {
-		return nil, fmt.Errorf("train: Exact needs a binary, spin or Potts visible layer, not %s", l.Kind())
-	}
 	count := 1
 	for i := 0; i < n; i++ {
 		count *= base
@@ -316,13 +315,8 @@ func allStates(l rbm.Layer) (*mat.Dense, error) {
 	for s := 0; s < count; s++ {
 		row, c := x.RawRowView(s), s
 		for i := 0; i < n; i++ {
-			d := c % base
+			copy(row[i*q:(i+1)*q], vals[c%base])
 			c /= base
-			if l.Kind() == "potts" {
-				row[i*q+d] = 1
-			} else {
-				row[i] = vals[d]
-			}
 		}
 	}
 	return x, nil

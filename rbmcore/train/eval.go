@@ -19,9 +19,7 @@ import (
 // defined (continuous units). Rows go in chunks of 100 with ctx checked
 // between chunks.
 func pseudoLikelihood(ctx context.Context, m *rbm.RBM, v *mat.Dense, rng *rand.Rand) (float64, error) {
-	switch m.Visible.Kind() {
-	case "binary", "spin", "potts":
-	default:
+	if _, ok := m.Visible.(rbm.Discrete); !ok {
 		return math.NaN(), nil
 	}
 	rows, cols := v.Dims()
@@ -35,9 +33,9 @@ func pseudoLikelihood(ctx context.Context, m *rbm.RBM, v *mat.Dense, rng *rand.R
 		var pl []float64
 		var err error
 		if rng != nil {
-			pl, err = m.StochasticPseudoLikelihood(rng, chunk)
+			pl, err = m.StochasticPseudoLikelihood(ctx, rng, chunk)
 		} else {
-			pl, err = m.PseudoLikelihoodContext(ctx, chunk)
+			pl, err = m.PseudoLikelihood(ctx, chunk)
 		}
 		if err != nil {
 			return 0, fmt.Errorf("pseudo-likelihood: %w", err)
@@ -58,12 +56,14 @@ func pseudoLikelihood(ctx context.Context, m *rbm.RBM, v *mat.Dense, rng *rand.R
 const maxExactLogZ = 1 << 20
 
 // configurations returns the number of configurations of a discrete layer
-// (binary, spin, Potts), or 0 when continuous or above maxExactLogZ.
+// (rbm.Discrete: binary, spin, Potts), or 0 when continuous or above
+// maxExactLogZ.
 func configurations(l rbm.Layer) int {
-	base := map[string]int{"binary": 2, "spin": 2, "potts": l.States()}[l.Kind()]
-	if base == 0 {
+	d, ok := l.(rbm.Discrete)
+	if !ok {
 		return 0
 	}
+	base := len(d.UnitValues())
 	n := 1
 	for i := 0; i < l.Len(); i++ {
 		if n *= base; n > maxExactLogZ {

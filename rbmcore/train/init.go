@@ -121,35 +121,13 @@ func initFromData(m *rbm.RBM, set *data.Set, seed uint64, eps float64, centred b
 // binary, atanh for spin, log-frequencies centred per unit for Potts,
 // θ = γ·mean for Gaussian units.
 func independentSiteFields(l rbm.Layer, mean []float64, eps float64) error {
-	switch v := l.(type) {
-	case *rbm.BinaryLayer:
-		for i, x := range mean {
-			p := (x + eps) / (1 + 2*eps)
-			v.Theta[i] = math.Log(p) - math.Log1p(-p)
-		}
-	case *rbm.SpinLayer:
-		for i, x := range mean {
-			p := ((1+x)/2 + eps) / (1 + 2*eps)
-			v.Theta[i] = 0.5 * (math.Log(p) - math.Log1p(-p))
-		}
-	case *rbm.PottsLayer:
-		q := v.Q
-		for i := 0; i < len(mean)/q; i++ {
-			s := 0.0
-			for a := 0; a < q; a++ {
-				v.Theta[i*q+a] = math.Log((mean[i*q+a] + eps) / (1 + float64(q)*eps))
-				s += v.Theta[i*q+a]
-			}
-			for a := 0; a < q; a++ {
-				v.Theta[i*q+a] -= s / float64(q)
-			}
-		}
-	case *rbm.GaussianLayer:
-		for i, x := range mean {
-			v.Theta[i] = v.Gamma[i] * x
-		}
-	default:
+	f, ok := l.(rbm.DataFitter)
+	if !ok {
 		return fmt.Errorf("train: no data-based initialisation for a %s visible layer", l.Kind())
 	}
+	if err := f.FitData(rbm.DataStats{Sum: mean, Rows: 1, Eps: eps}); err != nil {
+		return fmt.Errorf("train: data-based initialisation: %w", err)
+	}
+	rbm.ZeroSumFields(l)
 	return nil
 }

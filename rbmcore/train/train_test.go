@@ -421,7 +421,7 @@ func TestMonitorLikelihood(t *testing.T) {
 		}
 	}
 	last := hist.Last()
-	pl, _ := m.PseudoLikelihood(set.X)
+	pl, _ := m.PseudoLikelihood(context.Background(), set.X)
 	want := 0.0
 	for _, x := range pl {
 		want += x / float64(len(pl))

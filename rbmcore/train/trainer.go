@@ -66,11 +66,14 @@ func weightLimit(maxWeight float64, m *rbm.RBM) float64 {
 		return math.Inf(1)
 	case maxWeight > 0:
 		return maxWeight
-	case m.Visible.Kind() == "poisson" || m.Hidden.Kind() == "poisson":
+	case inputBounded(m.Visible) || inputBounded(m.Hidden):
 		return poissonMaxWeight
 	}
 	return defaultMaxWeight
 }
+
+// inputBounded reports a layer whose units sample only below an input bound.
+func inputBounded(l rbm.Layer) bool { _, ok := l.(rbm.InputBound); return ok }
 
 // run is the state of one training run.
 type run struct {

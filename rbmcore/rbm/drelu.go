@@ -1,0 +1,203 @@
+package rbm
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+
+	"github.com/harmonium-rbm/harmonium/rbmcore/internal/mathx"
+)
+
+// DReLULayer is a layer of double-ReLU units (Tubiana, Cocco & Monasson
+// 2019, Eq. 3, in the field convention of the model files): with
+// h₊ = max(h,0), h₋ = min(h,0),
+//
+//	U(h) = γ₊h₊²/2 + γ₋h₋²/2 - θ₊h₊ - θ₋h₋.
+//
+// The paper's thresholds (Eq. 3, which we follow, with h⁻ = min(h,0) and U
+// containing +θ±h±) map to ThetaPlus = -θ₊, ThetaMinus = -θ₋; the
+// paper's reference PGM code has θ₋ of the opposite sign to Eq. 3, so
+// there ThetaMinus = +θ₋^PGM. The symmetric double well U = h²/2 + θ|h| of
+// Harsh, Tubiana, Cocco & Monasson 2020 is γ± = 1, ThetaPlus = -θ,
+// ThetaMinus = θ.
+//
+// Γ(I) = logaddexp(ℓ₊, ℓ₋) with ℓ± = log(Φ(x±)/φ(x±)) - ½ log γ±,
+// x₊ = (I+θ₊)/√γ₊, x₋ = -(I+θ₋)/√γ₋.
+type DReLULayer struct {
+	GammaPlus, GammaMinus, ThetaPlus, ThetaMinus []float64
+}
+
+// DReLU returns n dReLU units with γ± = 1, θ± = 0 (a standard Gaussian).
+func DReLU(n int) *DReLULayer {
+	return &DReLULayer{GammaPlus: filled(n, 1), GammaMinus: filled(n, 1),
+		ThetaPlus: make([]float64, n), ThetaMinus: make([]float64, n)}
+}
+
+// Kind returns "drelu".
+func (l *DReLULayer) Kind() string { return "drelu" }
+
+// Len returns the number of units.
+func (l *DReLULayer) Len() int { return len(l.ThetaPlus) }
+
+// States returns 1.
+func (l *DReLULayer) States() int { return 1 }
+
+// dreluState is the two-branch decomposition of one unit at one input.
+type dreluState struct {
+	pos, neg   halfGaussian
+	lp, ln     float64 // branch log-weights
+	pPos, pNeg float64 // branch probabilities
+}
+
+func (l *DReLULayer) state(u int, x float64) dreluState {
+	gp, gn := l.GammaPlus[u], l.GammaMinus[u]
+	s := dreluState{
+		pos: halfGaussian{(x + l.ThetaPlus[u]) / math.Sqrt(gp), gp},
+		neg: halfGaussian{-(x + l.ThetaMinus[u]) / math.Sqrt(gn), gn},
+	}
+	s.lp, s.ln = s.pos.logZ(), s.neg.logZ()
+	s.pPos, s.pNeg = sigmoid(s.lp-s.ln), sigmoid(s.ln-s.lp)
+	return s
+}
+
+func (l *DReLULayer) cgf(u int, x float64) float64 {
+	s := l.state(u, x)
+	return mathx.LogAddExp(s.lp, s.ln)
+}
+
+// UnitCGF sets out[k] = Γ_u(in[k]).
+func (l *DReLULayer) UnitCGF(u int, in, out []float64) {
+	for k, x := range in {
+		out[k] = l.cgf(u, x)
+	}
+}
+
+// CGF sets out[b] = Σ_u Γ_u(I_bu).
+func (l *DReLULayer) CGF(in, out []float64) { scalarCGF(len(l.ThetaPlus), in, out, l.cgf) }
+
+// moments returns mean and variance (law of total variance, no
+// cancellation) and the branch moments used by the gradients.
+func (s dreluState) moments() (mean, variance, m1p, m2p, m1n, m2n float64) {
+	m1p, m2p, vp := s.pos.moments()
+	m1n, m2n, vn := s.neg.moments()
+	m1n = -m1n
+	mean = s.pPos*m1p + s.pNeg*m1n
+	d := m1p - m1n
+	variance = s.pPos*vp + s.pNeg*vn + s.pPos*s.pNeg*d*d
+	return
+}
+
+// Mean sets out = Γ'(in).
+func (l *DReLULayer) Mean(in, out []float64) {
+	scalarMap(len(l.ThetaPlus), in, out, func(u int, x float64) float64 {
+		m, _, _, _, _, _ := l.state(u, x).moments()
+		return m
+	})
+}
+
+// Var sets out = Γ″(in).
+func (l *DReLULayer) Var(in, out []float64) {
+	scalarMap(len(l.ThetaPlus), in, out, func(u int, x float64) float64 {
+		_, v, _, _, _, _ := l.state(u, x).moments()
+		return v
+	})
+}
+
+// Mode sets out to the argmax of -U(h) + I h: (I+θ₊)/γ₊ or (I+θ₋)/γ₋ or 0,
+// whichever branch is higher (the positive one on ties).
+func (l *DReLULayer) Mode(in, out []float64) {
+	scalarMap(len(l.ThetaPlus), in, out, func(u int, x float64) float64 {
+		gp, gn := l.GammaPlus[u], l.GammaMinus[u]
+		hp := math.Max(x+l.ThetaPlus[u], 0) / gp
+		hn := math.Min(x+l.ThetaMinus[u], 0) / gn
+		if gp*hp*hp >= gn*hn*hn {
+			return hp
+		}
+		return hn
+	})
+}
+
+// Sample picks a branch with its probability at inverse temperature beta
+// and draws the truncated Gaussian of that branch (tail-safe).
+func (l *DReLULayer) Sample(rng *rand.Rand, in, out []float64, beta float64) error {
+	if err := checkBeta(beta); err != nil {
+		return err
+	}
+	n := len(l.ThetaPlus)
+	out = out[:len(in)]
+	sb := math.Sqrt(beta)
+	for k, x := range in {
+		u := k % n
+		gp, gn := l.GammaPlus[u], l.GammaMinus[u]
+		pos := halfGaussian{(x + l.ThetaPlus[u]) / math.Sqrt(gp), gp}
+		neg := halfGaussian{-(x + l.ThetaMinus[u]) / math.Sqrt(gn), gn}
+		// ℓ±(β) = LogPhiOverPhi(√β x±) - ½ log(β γ±); the β term cancels
+		// in P(h > 0) = σ(ℓ₊ - ℓ₋).
+		d := mathx.LogPhiOverPhi(sb*pos.x) - mathx.LogPhiOverPhi(sb*neg.x) + 0.5*math.Log(gn/gp)
+		if rng.Float64() < sigmoid(d) {
+			out[k] = pos.sample(rng, beta)
+		} else {
+			out[k] = -neg.sample(rng, beta)
+		}
+	}
+	return nil
+}
+
+// Energy sets out[b] = Σ_u U_u(h_bu).
+func (l *DReLULayer) Energy(x, out []float64) {
+	scalarCGF(len(l.ThetaPlus), x, out, func(u int, h float64) float64 {
+		if h >= 0 {
+			return 0.5*l.GammaPlus[u]*h*h - l.ThetaPlus[u]*h
+		}
+		return 0.5*l.GammaMinus[u]*h*h - l.ThetaMinus[u]*h
+	})
+}
+
+// ParamNames returns ["gamma_plus", "gamma_minus", "theta_plus", "theta_minus"].
+func (l *DReLULayer) ParamNames() []string {
+	return []string{"gamma_plus", "gamma_minus", "theta_plus", "theta_minus"}
+}
+
+// Params returns [GammaPlus, GammaMinus, ThetaPlus, ThetaMinus].
+func (l *DReLULayer) Params() [][]float64 {
+	return [][]float64{l.GammaPlus, l.GammaMinus, l.ThetaPlus, l.ThetaMinus}
+}
+
+// GradCGF sets grads to the batch means of ∂Γ/∂γ₊ = -⟨h₊²⟩/2,
+// ∂Γ/∂γ₋ = -⟨h₋²⟩/2, ∂Γ/∂θ₊ = ⟨h₊⟩, ∂Γ/∂θ₋ = ⟨h₋⟩.
+func (l *DReLULayer) GradCGF(in []float64, grads [][]float64) {
+	scalarGrad(len(l.ThetaPlus), in, grads, func(u int, x float64, g []float64) {
+		s := l.state(u, x)
+		_, _, m1p, m2p, m1n, m2n := s.moments()
+		g[0], g[1] = -0.5*s.pPos*m2p, -0.5*s.pNeg*m2n
+		g[2], g[3] = s.pPos*m1p, s.pNeg*m1n
+	})
+}
+
+// GradLogWeight sets grads to the batch means of -h₊²/2, -h₋²/2, h₊, h₋.
+func (l *DReLULayer) GradLogWeight(x []float64, grads [][]float64) {
+	scalarGrad(len(l.ThetaPlus), x, grads, func(u int, h float64, g []float64) {
+		hp, hn := math.Max(h, 0), math.Min(h, 0)
+		g[0], g[1], g[2], g[3] = -0.5*hp*hp, -0.5*hn*hn, hp, hn
+	})
+}
+
+// Validate checks lengths, finiteness and γ± > 0.
+func (l *DReLULayer) Validate() error {
+	n := len(l.ThetaPlus)
+	if len(l.GammaPlus) != n || len(l.GammaMinus) != n || len(l.ThetaMinus) != n {
+		return fmt.Errorf("rbm: drelu layer: parameter lengths differ (gamma_plus %d, gamma_minus %d, theta_plus %d, theta_minus %d)",
+			len(l.GammaPlus), len(l.GammaMinus), n, len(l.ThetaMinus))
+	}
+	return validateParams(l, "gamma_plus", "gamma_minus")
+}
+
+// Clone returns a deep copy.
+func (l *DReLULayer) Clone() Layer {
+	return &DReLULayer{GammaPlus: cloneSlice(l.GammaPlus), GammaMinus: cloneSlice(l.GammaMinus),
+		ThetaPlus: cloneSlice(l.ThetaPlus), ThetaMinus: cloneSlice(l.ThetaMinus)}
+}
+
+func init() {
+	mustRegister(LayerKind{Name: "drelu", New: func(n, _ int) (Layer, error) { return DReLU(n), nil }})
+}
