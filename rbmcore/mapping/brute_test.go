@@ -243,7 +243,7 @@ func TestTermMatchesAll(t *testing.T) {
 		for _, term := range all {
 			byMask[maskOf(term.Sites)] = term.Value
 		}
-		f, err := mp.Fields()
+		f, err := mp.Fields(context.Background())
 		if err != nil {
 			t.Fatal(err)
 		}

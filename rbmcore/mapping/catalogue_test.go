@@ -1,6 +1,7 @@
 package mapping
 
 import (
+	"context"
 	"fmt"
 	"math"
 	"testing"
@@ -105,7 +106,7 @@ func ExampleMapper_Term() {
 // ExampleAll lists every interaction of a two-site Step RBM.
 func ExampleAll() {
 	m := &rbm.RBM{Visible: rbm.Binary(2), Hidden: rbm.Binary(1), W: mat.NewDense(2, 1, []float64{1, -1})}
-	terms, err := All(m, 2)
+	terms, err := All(context.Background(), m, 2)
 	if err != nil {
 		fmt.Println(err)
 		return

@@ -184,10 +184,10 @@ func (mp *Mapper) Term(sites ...int) (float64, error) {
 }
 
 // Fields returns all first-order terms I^(1)_k = b_k + Σ_µ K_µ(w_kµ)
-// (Eq. 15a), stopping when rbm.DefaultContext() is cancelled.
-func (mp *Mapper) Fields() ([]float64, error) {
+// (Eq. 15a), stopping when ctx is cancelled.
+func (mp *Mapper) Fields(ctx context.Context) ([]float64, error) {
 	out := make([]float64, mp.n)
-	err := mp.parallel(rbm.DefaultContext(), mp.n, func(c *unitCalc, k int) error {
+	err := mp.parallel(rbm.ContextOrDefault(ctx), mp.n, func(c *unitCalc, k int) error {
 		out[k] = mp.term(c, []int{k}, make([]float64, 0, 1))
 		if !isFinite(out[k]) {
 			return fmt.Errorf("mapping: field of site %d = %v: the hidden CGF overflows", k, out[k])
@@ -330,7 +330,9 @@ func (mp *Mapper) parallel(ctx context.Context, total int, f func(c *unitCalc, i
 }
 
 // New returns the Mapper of the model: its visible layer must be binary
-// (or spin, see the package doc) and its hidden layer any scalar kind.
+// (or spin, see the package doc) and its hidden layer any scalar kind. It
+// only copies and checks the parameters (O(N·M)); the Mapper's methods that
+// compute many terms take a context.
 func New(m *rbm.RBM) (*Mapper, error) {
 	if m == nil || m.W == nil {
 		return nil, fmt.Errorf("mapping: nil model or weights")
@@ -350,20 +352,21 @@ func New(m *rbm.RBM) (*Mapper, error) {
 }
 
 // All returns every interaction of the model up to order maxOrder (see
-// Mapper.All), stopping when rbm.DefaultContext() is cancelled.
-func All(m *rbm.RBM, maxOrder int) ([]Term, error) {
+// Mapper.All), stopping when ctx is cancelled.
+func All(ctx context.Context, m *rbm.RBM, maxOrder int) ([]Term, error) {
 	mp, err := New(m)
 	if err != nil {
 		return nil, err
 	}
-	return mp.All(rbm.DefaultContext(), maxOrder)
+	return mp.All(ctx, maxOrder)
 }
 
-// Fields returns the first-order terms of the model (see Mapper.Fields).
-func Fields(m *rbm.RBM) ([]float64, error) {
+// Fields returns the first-order terms of the model (see Mapper.Fields),
+// stopping when ctx is cancelled.
+func Fields(ctx context.Context, m *rbm.RBM) ([]float64, error) {
 	mp, err := New(m)
 	if err != nil {
 		return nil, err
 	}
-	return mp.Fields()
+	return mp.Fields(ctx)
 }

@@ -13,9 +13,10 @@ import (
 
 // ZeroFieldBias returns the visible-layer θ that makes every first-order
 // term vanish, b_k = −Σ_µ K_µ(w_kµ) (seed 001 Fig. 4); for a spin visible
-// layer the θ of the ±1 units (half the {0,1} field).
-func (mp *Mapper) ZeroFieldBias() ([]float64, error) {
-	f, err := mp.Fields()
+// layer the θ of the ±1 units (half the {0,1} field). It stops when ctx is
+// cancelled.
+func (mp *Mapper) ZeroFieldBias(ctx context.Context) ([]float64, error) {
+	f, err := mp.Fields(ctx)
 	if err != nil {
 		return nil, err
 	}

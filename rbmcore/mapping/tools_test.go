@@ -19,12 +19,12 @@ func TestZeroFieldBias(t *testing.T) {
 				paramByName(tm.hid, "theta")[0] = -5
 			}
 			mp := mustMapper(t, tm)
-			b, err := mp.ZeroFieldBias()
+			b, err := mp.ZeroFieldBias(context.Background())
 			if err != nil {
 				t.Fatal(err)
 			}
 			copy(paramByName(tm.vis, "theta"), b)
-			f, err := mustMapper(t, tm).Fields()
+			f, err := mustMapper(t, tm).Fields(context.Background())
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -67,7 +67,7 @@ func TestLinearFromCouplings(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		f, _ := mp.Fields()
+		f, _ := mp.Fields(context.Background())
 		n := len(h)
 		for a := 0; a < n; a++ {
 			if math.Abs(f[a]-h[a]) > 1e-13 {
@@ -159,7 +159,7 @@ func threeBody(a float64) *rbm.RBM {
 
 func TestThreeBodyAndProbabilities(t *testing.T) {
 	m := threeBody(0.5)
-	terms, err := All(m, 3)
+	terms, err := All(context.Background(), m, 3)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -191,7 +191,7 @@ func TestThreeBodyAndProbabilities(t *testing.T) {
 	for _, kind := range hiddenKinds {
 		tm := randomModel(kind, 5, 3, rng, 0.8, 0, 1, false)
 		rm := &rbm.RBM{Visible: tm.vis, Hidden: tm.hid, W: mat.NewDense(5, 3, tm.w)}
-		all, err := All(rm, 5)
+		all, err := All(context.Background(), rm, 5)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -288,7 +288,7 @@ func TestSpinConversion(t *testing.T) {
 		const n = 5
 		tm := randomModel(kind, n, 3, rng, 0.6, 0, 1, true)
 		rm := &rbm.RBM{Visible: tm.vis, Hidden: tm.hid, W: mat.NewDense(n, 3, tm.w)}
-		all, err := All(rm, n)
+		all, err := All(context.Background(), rm, n)
 		if err != nil {
 			t.Fatal(err)
 		}

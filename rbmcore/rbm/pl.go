@@ -77,9 +77,9 @@ func (m *RBM) sitePL(v, in []float64, i int, vals [][]float64, alt, g, e []float
 // over the range holding its mass (about 400 evaluations of the hidden
 // CGF per site), so the value is the log of a density. Other visible layers
 // are an error.
-// It stops with DefaultContext's error when that context is cancelled.
+// It cannot be interrupted; PseudoLikelihoodContext can.
 func (m *RBM) PseudoLikelihood(v *mat.Dense) ([]float64, error) {
-	return m.pl(DefaultContext(), nil, v)
+	return m.pl(context.TODO(), nil, v)
 }
 
 // PseudoLikelihoodContext is PseudoLikelihood checking ctx between rows, so
@@ -90,13 +90,12 @@ func (m *RBM) PseudoLikelihoodContext(ctx context.Context, v *mat.Dense) ([]floa
 
 // StochasticPseudoLikelihood returns, for each row of v, N·log P(v_i |
 // v_{-i}) for one site i drawn uniformly per row from rng: an unbiased
-// estimate of PseudoLikelihood at 1/N of the cost. It stops with
-// DefaultContext's error when that context is cancelled.
+// estimate of PseudoLikelihood at 1/N of the cost.
 func (m *RBM) StochasticPseudoLikelihood(rng *rand.Rand, v *mat.Dense) ([]float64, error) {
 	if rng == nil {
 		return nil, fmt.Errorf("rbm: StochasticPseudoLikelihood: nil rng")
 	}
-	return m.pl(DefaultContext(), rng, v)
+	return m.pl(context.TODO(), rng, v)
 }
 
 func (m *RBM) pl(ctx context.Context, rng *rand.Rand, v *mat.Dense) ([]float64, error) {
