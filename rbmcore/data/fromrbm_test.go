@@ -16,7 +16,7 @@ import (
 func TestFromRBMFrequencies(t *testing.T) {
 	m := rbm.New(rbm.Binary(4), rbm.Binary(3), rbm.Seed(2), rbm.WeightScale(1))
 	const samples = 40000
-	set, err := FromRBM(context.Background(), m, samples, 200, 100, 2, 1, nil)
+	set, err := FromRBM(context.Background(), m, samples, FromRBMOptions{Chains: 200, BurnIn: 100, Thin: 2, Seed: 1})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -51,7 +51,7 @@ func TestFromRBMFrequencies(t *testing.T) {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	if _, err := FromRBM(ctx, m, 10, 2, 5, 1, 1, nil); err == nil {
+	if _, err := FromRBM(ctx, m, 10, FromRBMOptions{Chains: 2, BurnIn: 5, Thin: 1, Seed: 1}); err == nil {
 		t.Error("cancelled context not reported")
 	}
 }

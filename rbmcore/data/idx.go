@@ -17,7 +17,7 @@ import (
 // the values of unsigned-byte files to [0, 1] (other types are kept as is).
 type IDXOptions struct {
 	// Binarize turns each value x into 1 if x ≥ Threshold, 0 otherwise
-	// (seed 001: MNIST pixels thresholded at the midpoint, Threshold 128,
+	// ([BR21]: MNIST pixels thresholded at the midpoint, Threshold 128,
 	// ties go to 1), giving a "binary" set.
 	Binarize  bool
 	Threshold float64

@@ -236,7 +236,7 @@ func TestMinibatchesAndSplit(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	it, err := set.Minibatches(4, true, 7)
+	it, err := set.Minibatches(4, BatchOptions{Seed: 7})
 	if err != nil {
 		t.Fatal(err)
 	}

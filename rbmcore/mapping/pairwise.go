@@ -17,7 +17,7 @@ import (
 )
 
 // Pairwise returns the full symmetric N×N matrix of pairwise couplings
-// J_kl = I({k, l}) (seed 001 Eqs. 15b, 18), with a zero diagonal (the
+// J_kl = I({k, l}) ([BR21] Eqs. 15b, 18), with a zero diagonal (the
 // diagonal of a {0,1} model belongs to the fields, see Fields).
 //
 // Linear and Exponential units go through one symmetric matrix product

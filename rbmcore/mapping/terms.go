@@ -14,7 +14,7 @@ import (
 )
 
 // Term is one interaction of the binary model: the coefficient Value of the
-// monomial Π_{k∈Sites} v_k in log P(v) (seed 001 Eq. 3). Sites are 0-based
+// monomial Π_{k∈Sites} v_k in log P(v) ([BR21] Eq. 3). Sites are 0-based
 // and strictly increasing; each set appears once (no symmetric copies).
 type Term struct {
 	Sites []int
@@ -168,7 +168,7 @@ func (mp *Mapper) term(c *unitCalc, sites []int, buf []float64) float64 {
 
 // Term returns the interaction I(S) of the site set S (0-based, any order;
 // duplicates are an error), including the visible bias when |S| = 1
-// (seed 001 Eqs. 14, 15a).
+// ([BR21] Eqs. 14, 15a).
 func (mp *Mapper) Term(sites ...int) (float64, error) {
 	s, err := mp.checkSites(sites)
 	if err != nil {

@@ -42,7 +42,7 @@ type Problem struct {
 	Gamma   float64 // regularisation strength > 0
 	Mode    Mode    // parametrisation of the weights
 	// LabelledEqual selects the weight π_ω of each state ω in the model term
-	// of Eq. 21, ⟨v h⟩ = Σ_ω π_ω ⟨v⟩^ω⟨h⟩^ω (catalogue item 003-Q3). False
+	// of Eq. 21, ⟨v h⟩ = Σ_ω π_ω ⟨v⟩^ω⟨h⟩^ω. False
 	// (the default) is the paper's printed rule (Eqs. 15–17, 21): each of
 	// the Ω distinct states gets π_ω = 1/Ω, however many data points reach
 	// it. True counts each data point's Mattis state with weight 1/K:

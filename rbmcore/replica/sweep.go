@@ -354,7 +354,7 @@ func onParamagneticBranch(s *Solution) bool {
 // lagrange returns the weights of the interpolating polynomial in ln γ
 // through the solutions pts evaluated at g. The variable is ln γ because
 // the weights vary on the scale of γ itself (‖W‖ grows like ln(1/γ) as
-// γ → 0, catalogue 003-Q6): with equal steps in γ a polynomial in γ
+// γ → 0, not like 1/γ as the paper states): with equal steps in γ a polynomial in γ
 // predicts poorly at small γ.
 func lagrange(pts []*Solution, g float64) []float64 {
 	w := make([]float64, len(pts))

@@ -17,8 +17,7 @@
 // cancelled (the model is left at the last completed update) and can write
 // checkpoints that Resume continues from.
 //
-// Guarantees: a nil context is rbm.DefaultContext() (the running notebook
-// cell's context in Harmonium), and the callbacks (Schedule, OnUpdate,
+// Guarantees: a nil context is context.Background(), and the callbacks (Schedule, OnUpdate,
 // OnEpoch, Progress) are only ever called on the goroutine that called Fit
 // or Resume, between updates, so a panic in one unwinds through Fit like any
 // other and leaves the model at the last completed update.
@@ -562,7 +561,7 @@ func (r *run) loop(ctx context.Context) (*History, error) {
 		if k < 1 || !(lr > 0) || math.IsInf(lr, 0) {
 			return r.hist, fmt.Errorf("train: the schedule gave k = %d, η = %v at epoch %d", k, lr, epoch)
 		}
-		it, err := r.set.Minibatches(r.t.Batch, true, r.t.Seed^uint64(epoch)*0x9e3779b97f4a7c15)
+		it, err := r.set.Minibatches(r.t.Batch, data.BatchOptions{Seed: r.t.Seed ^ uint64(epoch)*0x9e3779b97f4a7c15})
 		if err != nil {
 			return r.hist, err
 		}
