@@ -49,6 +49,22 @@ func TestFromRBMFrequencies(t *testing.T) {
 	if tv > 0.02 {
 		t.Errorf("total variation %v between samples and the exact distribution", tv)
 	}
+	// The zero options (100 chains, 1000 burn-in sweeps, thin 10) and no
+	// burn-in at all; negative chain counts are an error.
+	for _, opts := range []FromRBMOptions{{}, {BurnIn: -1, Chains: 3}} {
+		calls := 0
+		opts.Progress = func(done, total int) { calls++ }
+		s, err := FromRBM(context.Background(), m, 7, opts)
+		if err != nil {
+			t.Fatalf("FromRBM(%+v): %v", opts, err)
+		}
+		if s.Len() != 7 || calls == 0 {
+			t.Errorf("FromRBM(%+v): %d rows, %d progress calls, want 7 rows and progress", opts, s.Len(), calls)
+		}
+	}
+	if _, err := FromRBM(context.Background(), m, 7, FromRBMOptions{Chains: -2}); err == nil {
+		t.Error("Chains = -2 accepted")
+	}
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
 	if _, err := FromRBM(ctx, m, 10, FromRBMOptions{Chains: 2, BurnIn: 5, Thin: 1, Seed: 1}); err == nil {

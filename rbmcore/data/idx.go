@@ -20,7 +20,7 @@ type IDXOptions struct {
 	// ([BR21]: MNIST pixels thresholded at the midpoint, Threshold 128,
 	// ties go to 1), giving a "binary" set.
 	Binarize  bool
-	Threshold float64
+	Threshold float64 // the binarisation threshold, in the file's units
 	// Limit, when positive, reads only the first Limit items.
 	Limit int
 }

@@ -70,12 +70,12 @@ const (
 // Labels, when non-nil, holds one integer label per row (e.g. IDX label
 // files). Source names the file or generator the set came from.
 type Set struct {
-	X       *mat.Dense
-	Kind    string
-	Q       int
-	Weights []float64
-	Labels  []int
-	Source  string
+	X       *mat.Dense // samples as rows
+	Kind    string     // one of the Kind constants
+	Q       int        // states per unit (Potts), else 1
+	Weights []float64  // per-row weights, nil for all 1
+	Labels  []int      // per-row labels, or nil
+	Source  string     // the file or generator of the set
 }
 
 // NewSet wraps a B×(N*q) matrix as a set of the given kind and checks that

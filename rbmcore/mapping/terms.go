@@ -17,8 +17,8 @@ import (
 // monomial Π_{k∈Sites} v_k in log P(v) ([BR21] Eq. 3). Sites are 0-based
 // and strictly increasing; each set appears once (no symmetric copies).
 type Term struct {
-	Sites []int
-	Value float64
+	Sites []int   // visible sites of the monomial, 0-based, increasing
+	Value float64 // the coefficient I(Sites)
 }
 
 // Mapper computes the interactions of one RBM. It copies what it needs from
