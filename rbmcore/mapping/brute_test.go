@@ -150,17 +150,6 @@ func bruteForce(t testModel) (I, errBound []float64) {
 	return I, errBound
 }
 
-func sitesOf(mask int) []int {
-	var s []int
-	for i := 0; mask != 0; i++ {
-		if mask&1 == 1 {
-			s = append(s, i)
-		}
-		mask >>= 1
-	}
-	return s
-}
-
 func maskOf(sites []int) int {
 	m := 0
 	for _, k := range sites {

@@ -39,6 +39,7 @@ func TestContext(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	//lint:ignore SA1012 the test checks that a nil context means the background one
 	got, err := mp.Pairwise(nil)
 	if err != nil || !mat.Equal(got, want) {
 		t.Fatalf("Pairwise(nil): err = %v, equal = %v", err, err == nil && mat.Equal(got, want))

@@ -313,30 +313,6 @@ func (e *engine) sameWeights(st []rawState) bool {
 	return true
 }
 
-// sameStates reports whether the searched states coincide with the solved ones.
-func (e *engine) sameStates(st []rawState) bool {
-	if len(st) != e.om {
-		return false
-	}
-	e.eval()
-	h := e.hOf()
-	used := make([]bool, e.om)
-	for _, s := range st {
-		found := false
-		for w := 0; w < e.om; w++ {
-			if !used[w] && stateDist(s.v, s.h, e.v[w*e.c:(w+1)*e.c], h[w*e.b:(w+1)*e.b]) < stateMergeTol {
-				used[w] = true
-				found = true
-				break
-			}
-		}
-		if !found {
-			return false
-		}
-	}
-	return true
-}
-
 // solve runs the Newton/state-search loop from the current z. If
 // predicted is non-nil it holds a predicted state configuration (hidden
 // magnetisations) consistent with the current z.
