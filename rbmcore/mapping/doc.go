@@ -68,9 +68,10 @@
 // runs in parallel over all cores in blocks of rows.
 //
 // Interrupts and callbacks. Every computation over many terms takes a
-// context first (Pairwise(ctx, m), All, Fields and the Mapper's methods) and
-// checks it every few milliseconds; a nil context is context.Background().
-// New only copies the parameters and takes none. Mapper.Progress is only ever called on the caller's goroutine;
+// context first (Pairwise(ctx, m), All, Fields and the Mapper's Pairwise,
+// Fields, All, Triplets, StrengthByOrder and ZeroFieldBias) and checks it
+// every few milliseconds; a nil context is context.Background(). New, Term
+// and the small-weight approximations (one matrix product) take none. Mapper.Progress is only ever called on the caller's goroutine;
 // if it panics, the worker goroutines are stopped before the panic goes on.
 // A panic in a worker goroutine (e.g. in a Layer implemented by the user)
 // is returned as an error instead of ending the process.
