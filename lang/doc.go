@@ -42,12 +42,10 @@
 // rbmcore packages by their short names (rbm, data, mapping, replica,
 // analysis, train, lattice), and `ctx`, the running cell's context.Context: it is
 // cancelled when the user interrupts the kernel, so pass it to long rbmcore
-// calls (ch.Run(ctx, n, bar.Func())) and they stop within a second. Calls
-// given no context stop too: while a cell runs, rbm.DefaultContext() is the
-// cell's context, and rbmcore uses it in its functions without a context
-// parameter (mapping.Pairwise(m), …) and for a nil
-// one. rbmcore calls user callbacks (progress bars, OnEpoch, …) on the
-// calling goroutine only, so a panic in one is the cell's error, and a panic
+// calls (ch.Run(ctx, n, bar.Func()), mapping.Pairwise(ctx, m)) and they
+// stop within a second; rbmcore keeps no process-wide context. rbmcore
+// calls user callbacks (progress bars, OnEpoch, …) on the calling goroutine
+// only, so a panic in one is the cell's error, and a panic
 // in interpreted code run on its worker goroutines (a Layer written in a
 // cell) comes back as the call's error; neither ends the kernel.
 //

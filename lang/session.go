@@ -16,7 +16,6 @@ import (
 	yaegistd "github.com/traefik/yaegi/stdlib"
 
 	"github.com/harmonium-rbm/harmonium/lang/display"
-	"github.com/harmonium-rbm/harmonium/rbmcore/rbm"
 	"github.com/harmonium-rbm/harmonium/stdlib"
 )
 
@@ -482,11 +481,6 @@ func (s *Session) Execute(ctx context.Context, code string, out Output) Result {
 		g.Set(reflect.ValueOf(&ctx).Elem())
 	}
 	prevSink := display.SetSink(s)
-	// rbmcore calls given no context (mapping.Pairwise(m), a nil ctx, …)
-	// take the cell's: the interrupt stops them too. Each reads it when it
-	// starts, so one still running after an interrupt keeps its cancelled
-	// context once the default is restored.
-	prevCtx := rbm.SetDefaultContext(func() context.Context { return ctx })
 	oldOut, oldErr := os.Stdout, os.Stderr
 	os.Stdout, os.Stderr = s.stdout.File(), s.stderr.File()
 
@@ -495,7 +489,6 @@ func (s *Session) Execute(ctx context.Context, code string, out Output) Result {
 	s.stdout.Sync()
 	s.stderr.Sync()
 	os.Stdout, os.Stderr = oldOut, oldErr
-	rbm.SetDefaultContext(prevCtx)
 	display.SetSink(prevSink)
 	s.curMu.Lock()
 	c.finished = true

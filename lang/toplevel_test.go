@@ -1,6 +1,7 @@
 package lang
 
 import (
+	"context"
 	"fmt"
 	"path"
 	"reflect"
@@ -55,12 +56,12 @@ func TestTopLevelNotebookCode(t *testing.T) {
 	t.Run("rbmcore terms", func(t *testing.T) {
 		// The values are those of the compiled library called from Go.
 		m := rbm.New(rbm.Binary(4), rbm.Binary(3), rbm.Seed(1))
-		ts, err := mapping.All(m, 2)
+		ts, err := mapping.All(context.Background(), m, 2)
 		if err != nil || len(ts) < 2 {
 			t.Fatalf("mapping.All: %v, %d terms", err, len(ts))
 		}
 		want := fmt.Sprintf("%d %v %v true\n", len(ts), ts[0].Sites, ts[0].Value)
-		cell := "m := rbm.New(rbm.Binary(4), rbm.Binary(3), rbm.Seed(1))\nts, err := mapping.All(m, 2)\nt0 := ts[0]\nfmt.Println(len(ts), t0.Sites, t0.Value, err == nil)"
+		cell := "m := rbm.New(rbm.Binary(4), rbm.Binary(3), rbm.Seed(1))\nts, err := mapping.All(ctx, m, 2)\nt0 := ts[0]\nfmt.Println(len(ts), t0.Sites, t0.Value, err == nil)"
 		runSteps(t, []step{
 			{"import \"fmt\"\n" + cell, want},
 			{cell, want}, // re-running the cell

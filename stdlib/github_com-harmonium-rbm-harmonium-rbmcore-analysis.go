@@ -31,8 +31,11 @@ func init() {
 		"WeightedPR":             reflect.ValueOf(analysis.WeightedPR),
 
 		// type definitions
-		"ICAResult":    reflect.ValueOf((*analysis.ICAResult)(nil)),
-		"KMeansResult": reflect.ValueOf((*analysis.KMeansResult)(nil)),
-		"PCAResult":    reflect.ValueOf((*analysis.PCAResult)(nil)),
+		"CovarianceOptions": reflect.ValueOf((*analysis.CovarianceOptions)(nil)),
+		"ICAOptions":        reflect.ValueOf((*analysis.ICAOptions)(nil)),
+		"ICAResult":         reflect.ValueOf((*analysis.ICAResult)(nil)),
+		"KMeansOptions":     reflect.ValueOf((*analysis.KMeansOptions)(nil)),
+		"KMeansResult":      reflect.ValueOf((*analysis.KMeansResult)(nil)),
+		"PCAResult":         reflect.ValueOf((*analysis.PCAResult)(nil)),
 	}
 }

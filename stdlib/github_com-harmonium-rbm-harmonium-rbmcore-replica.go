@@ -29,6 +29,7 @@ func init() {
 
 		// type definitions
 		"BAMMixture":   reflect.ValueOf((*replica.BAMMixture)(nil)),
+		"BAMOptions":   reflect.ValueOf((*replica.BAMOptions)(nil)),
 		"Block":        reflect.ValueOf((*replica.Block)(nil)),
 		"Classes":      reflect.ValueOf((*replica.Classes)(nil)),
 		"Event":        reflect.ValueOf((*replica.Event)(nil)),

@@ -2,6 +2,7 @@ package analysis
 
 import (
 	"context"
+	"errors"
 	"math"
 	"math/rand/v2"
 	"sort"
@@ -35,14 +36,14 @@ func TestCovarianceTwoByTwo(t *testing.T) {
 	tr, det := sxx+syy, sxx*syy-sxy*sxy
 	l1 := tr/2 + math.Sqrt(tr*tr/4-det)
 	l2 := tr/2 - math.Sqrt(tr*tr/4-det)
-	sp, err := Spectrum(x, true)
+	sp, err := Spectrum(context.Background(), x, CovarianceOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if math.Abs(sp[0]-l1) > 1e-12 || math.Abs(sp[1]-l2) > 1e-12 {
 		t.Errorf("spectrum %v, want [%v %v]", sp, l1, l2)
 	}
-	p, err := PCA(x, 1, true)
+	p, err := PCA(context.Background(), x, 1, CovarianceOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -59,6 +60,67 @@ func TestCovarianceTwoByTwo(t *testing.T) {
 	}
 	if math.Abs(v-l1) > 1e-12 {
 		t.Errorf("variance of the projection %v, want λ1 = %v", v, l1)
+	}
+}
+
+// TestCovarianceWeightedBlocks compares Covariance over more rows than one
+// rank-update block, with weights, centred and uncentred, against the
+// entrywise sums computed here, and checks that UnitVectors is wᵀ and that
+// a cancelled context stops the computation.
+func TestCovarianceWeightedBlocks(t *testing.T) {
+	const rows, cols = covBlock + 517, 5
+	x := gaussianMatrix(rows, cols, 21)
+	rng := rand.New(rand.NewPCG(22, 22))
+	w := make([]float64, rows)
+	for r := range w {
+		w[r] = rng.Float64() * 3
+		for c := 0; c < cols; c++ { // a non-zero mean, so centring matters
+			x.Set(r, c, x.At(r, c)+float64(c))
+		}
+	}
+	for _, unc := range []bool{false, true} {
+		got, err := Covariance(context.Background(), x, CovarianceOptions{Weights: w, Uncentred: unc})
+		if err != nil {
+			t.Fatal(err)
+		}
+		tot := 0.0
+		mean := make([]float64, cols)
+		for r := 0; r < rows; r++ {
+			tot += w[r]
+			for c := 0; c < cols; c++ {
+				mean[c] += w[r] * x.At(r, c)
+			}
+		}
+		for c := range mean {
+			mean[c] /= tot
+			if unc {
+				mean[c] = 0
+			}
+		}
+		for a := 0; a < cols; a++ {
+			for b := 0; b < cols; b++ {
+				want := 0.0
+				for r := 0; r < rows; r++ {
+					want += w[r] * (x.At(r, a) - mean[a]) * (x.At(r, b) - mean[b])
+				}
+				want /= tot
+				if d := math.Abs(got.At(a, b) - want); d > 1e-12*math.Max(1, math.Abs(want)) {
+					t.Errorf("uncentred=%v: C[%d][%d] = %v, want %v", unc, a, b, got.At(a, b), want)
+				}
+			}
+		}
+	}
+	if _, err := Covariance(context.Background(), x, CovarianceOptions{Weights: w[:3]}); err == nil {
+		t.Error("3 weights for many rows: no error")
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if _, err := Spectrum(ctx, x, CovarianceOptions{}); !errors.Is(err, context.Canceled) {
+		t.Errorf("Spectrum with a cancelled context: err = %v, want context.Canceled", err)
+	}
+	u := UnitVectors(x.Slice(0, 4, 0, cols).(*mat.Dense))
+	if r, c := u.Dims(); r != cols || c != 4 || u.At(3, 1) != x.At(1, 3) {
+		t.Errorf("UnitVectors of a 4×%d matrix: %d×%d, [3][1] = %v, want its transpose", cols, r, c, u.At(3, 1))
 	}
 }
 
@@ -82,7 +144,7 @@ func TestMarchenkoPastur(t *testing.T) {
 		}
 	}
 	x := gaussianMatrix(1600, 400, 3) // r = 0.25: edges 0.25 and 2.25
-	sp, err := Spectrum(x, false)
+	sp, err := Spectrum(context.Background(), x, CovarianceOptions{Uncentred: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -224,7 +286,7 @@ func TestKMeansExact(t *testing.T) {
 		}
 		best = math.Min(best, w)
 	}
-	res, err := KMeans(context.Background(), x, 2, 10, false, 1)
+	res, err := KMeans(context.Background(), x, 2, KMeansOptions{Restarts: 10, Seed: 1})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -245,21 +307,21 @@ func TestKMeansExact(t *testing.T) {
 			w.Set(i, mu, sign*(centres.At(mu/20, i)+0.05*rng.NormFloat64()))
 		}
 	}
-	units := UnitVectors(w, false)
-	ve, err := VarianceExplained(context.Background(), units, 5, 5, true, 2)
+	units := UnitVectors(w)
+	ve, err := VarianceExplained(context.Background(), units, 5, KMeansOptions{Restarts: 5, Mirror: true, Seed: 2})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if ve[0] != 0 || ve[1] > 0.9 || ve[2] < 0.99 || ve[4] < ve[2]-1e-9 {
 		t.Errorf("variance explained %v: want 0, <0.9, ≥0.99 at k=3, nondecreasing", ve)
 	}
-	raw, _ := VarianceExplained(context.Background(), units, 3, 5, false, 2)
+	raw, _ := VarianceExplained(context.Background(), units, 3, KMeansOptions{Restarts: 5, Seed: 2})
 	if raw[2] > 0.99 {
 		t.Errorf("without sign canonicalisation VE(3) = %v: mirrored units should not fit 3 clusters", raw[2])
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	if _, err := KMeans(ctx, units, 3, 1, true, 1); err == nil {
+	if _, err := KMeans(ctx, units, 3, KMeansOptions{Mirror: true, Seed: 1}); err == nil {
 		t.Error("cancelled context not reported")
 	}
 }
@@ -277,7 +339,7 @@ func TestFastICA(t *testing.T) {
 	a := mat.NewDense(3, 2, []float64{1, 0.6, 0.4, 1, -0.7, 0.3})
 	x := mat.NewDense(b, 3, nil)
 	x.Mul(s, a.T())
-	res, err := FastICA(context.Background(), x, 2, 500, 1e-8, 1)
+	res, err := FastICA(context.Background(), x, 2, ICAOptions{MaxIter: 500, Tol: 1e-8, Seed: 1})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -15,7 +15,7 @@ func ExamplePR() {
 	// Output: 3
 }
 
-// Count blocks of identical hidden units (seed 003 Fig. 3A): 6 units in 2
+// Count blocks of identical hidden units (the replica paper's Fig. 3A): 6 units in 2
 // blocks, one unit of each block mirrored.
 func ExampleVarianceExplained() {
 	w := mat.NewDense(4, 6, []float64{ // N = 4 visible rows, M = 6 hidden columns
@@ -24,7 +24,8 @@ func ExampleVarianceExplained() {
 		0, 0, 0, 1, -1, 1,
 		0, 0, 0, 2, -2, 2,
 	})
-	ve, _ := analysis.VarianceExplained(context.Background(), analysis.UnitVectors(w, false), 3, 5, true, 1)
+	ve, _ := analysis.VarianceExplained(context.Background(), analysis.UnitVectors(w), 3,
+		analysis.KMeansOptions{Restarts: 5, Mirror: true, Seed: 1})
 	fmt.Printf("VE(1..3) = %.2f %.2f %.2f\n", ve[0], ve[1], ve[2])
 	// Output: VE(1..3) = 0.00 1.00 1.00
 }

@@ -23,23 +23,48 @@ type ICAResult struct {
 	Mean []float64
 	// Iterations is the number of fixed-point iterations done.
 	Iterations int
-	// Converged reports whether the tolerance was reached within maxIter.
+	// Converged reports whether the tolerance was reached within the
+	// iteration limit.
 	Converged bool
+}
+
+// ICAOptions configures FastICA. The zero value is scikit-learn's default
+// (200 iterations, tolerance 1e-4) with random stream 0.
+type ICAOptions struct {
+	// MaxIter bounds the fixed-point iterations; 0 means 200.
+	MaxIter int
+	// Tol is the convergence tolerance on max |1 − |diag(W_new W_oldᵀ)||;
+	// 0 means 1e-4.
+	Tol float64
+	// Seed selects the random stream of the initial unmixing matrix.
+	Seed uint64
 }
 
 // FastICA extracts k independent components from the rows of x (B samples
 // × N features) with the symmetric (parallel) FastICA fixed-point algorithm
 // and the log-cosh contrast g(u) = tanh u, as scikit-learn's default used
-// in seed 000's comparison: centre, whiten onto the k leading principal
+// in the comparison of [TCM19]: centre, whiten onto the k leading principal
 // components, iterate W ← E[g(WZ)Zᵀ] − diag(E[g′(WZ)])W followed by
-// symmetric decorrelation W ← (WWᵀ)^{-1/2}W until max |1 − |diag(W_new W_oldᵀ)|| < tol.
-func FastICA(ctx context.Context, x *mat.Dense, k, maxIter int, tol float64, seed uint64) (*ICAResult, error) {
+// symmetric decorrelation W ← (WWᵀ)^{-1/2}W until
+// max |1 − |diag(W_new W_oldᵀ)|| < opts.Tol. ctx is checked at every
+// iteration.
+func FastICA(ctx context.Context, x *mat.Dense, k int, opts ICAOptions) (*ICAResult, error) {
 	ctx = rbm.ContextOrDefault(ctx)
+	maxIter, tol := opts.MaxIter, opts.Tol
+	if maxIter == 0 {
+		maxIter = 200
+	}
+	if tol == 0 {
+		tol = 1e-4
+	}
+	if maxIter < 0 || !(tol > 0) {
+		return nil, fmt.Errorf("analysis: FastICA: MaxIter = %d, Tol = %v: want MaxIter ≥ 0 and Tol ≥ 0", opts.MaxIter, opts.Tol)
+	}
 	b, n := x.Dims()
 	if k < 1 || k > n {
 		return nil, fmt.Errorf("analysis: FastICA: k = %d, want 1..%d", k, n)
 	}
-	pca, err := PCA(x, k, true)
+	pca, err := PCA(ctx, x, k, CovarianceOptions{})
 	if err != nil {
 		return nil, err
 	}
@@ -65,7 +90,7 @@ func FastICA(ctx context.Context, x *mat.Dense, k, maxIter int, tol float64, see
 	z := mat.NewDense(b, k, nil)
 	z.Mul(xc, kw.T())
 
-	rng := rand.New(rand.NewPCG(seed, 0x1ca))
+	rng := rand.New(rand.NewPCG(opts.Seed, 0x1ca))
 	w := mat.NewDense(k, k, nil)
 	for i := range w.RawMatrix().Data {
 		w.RawMatrix().Data[i] = rng.NormFloat64()

@@ -11,29 +11,31 @@ import (
 )
 
 // UnitVectors returns the hidden-unit weight vectors of an N×M weight matrix
-// as the rows of an M×N matrix. When canonical is true each vector's sign is
-// flipped so that its entry of largest modulus is positive (for display; to
-// cluster units modulo sign use KMeans with mirror = true, which is robust
-// where two entries have nearly equal moduli).
-func UnitVectors(w *mat.Dense, canonical bool) *mat.Dense {
+// as the rows of an M×N matrix (a copy of wᵀ), the input KMeans and
+// VarianceExplained cluster; to cluster units modulo sign set
+// KMeansOptions.Mirror.
+func UnitVectors(w *mat.Dense) *mat.Dense {
 	n, m := w.Dims()
 	out := mat.NewDense(m, n, nil)
-	for mu := 0; mu < m; mu++ {
-		row := out.RawRowView(mu)
-		best := 0.0
-		for i := 0; i < n; i++ {
-			row[i] = w.At(i, mu)
-			if math.Abs(row[i]) > math.Abs(best) {
-				best = row[i]
-			}
-		}
-		if canonical && best < 0 {
-			for i := range row {
-				row[i] = -row[i]
-			}
-		}
-	}
+	out.Copy(w.T())
 	return out
+}
+
+// KMeansOptions configures KMeans and VarianceExplained. The zero value is
+// one k-means++ start, clusters of rows as they are, and random stream 0.
+type KMeansOptions struct {
+	// Restarts is the number of k-means++ starts, each from its own random
+	// draws; the one with the smallest WCSS is returned. Values below 1
+	// mean 1.
+	Restarts int
+	// Mirror lets a row join a cluster with either sign (distance
+	// min(‖x−c‖, ‖x+c‖)): with no hidden fields a unit and its mirror
+	// w_µ → −w_µ are the same feature, and the count of blocks of [ES]
+	// must not see them as two clusters.
+	Mirror bool
+	// Seed selects the random stream of the k-means++ draws, so a run is
+	// reproducible.
+	Seed uint64
 }
 
 // KMeansResult is a clustering of the rows of a matrix.
@@ -51,15 +53,13 @@ type KMeansResult struct {
 	Signs []float64
 }
 
-// KMeans clusters the rows of x into k clusters: k-means++ seeding then
-// Lloyd iterations to convergence, repeated `restarts` times (≥ 1) from
-// different seeds; the restart with the smallest WCSS is returned. With
-// mirror true a row may join a cluster with either sign (distance
-// min(‖x−c‖, ‖x+c‖)): with no hidden fields a unit and its mirror w_µ → −w_µ
-// are the same feature, and seed 003's count of blocks must not see them as
-// two clusters. ctx is checked at every iteration.
-func KMeans(ctx context.Context, x *mat.Dense, k, restarts int, mirror bool, seed uint64) (*KMeansResult, error) {
+// KMeans clusters the rows of x into k clusters: k-means++ initial centres
+// then Lloyd iterations to convergence, opts.Restarts times; the start with
+// the smallest WCSS is returned (see KMeansOptions). ctx is checked at every
+// iteration.
+func KMeans(ctx context.Context, x *mat.Dense, k int, opts KMeansOptions) (*KMeansResult, error) {
 	ctx = rbm.ContextOrDefault(ctx)
+	restarts, mirror, seed := opts.Restarts, opts.Mirror, opts.Seed
 	b, n := x.Dims()
 	if k < 1 || k > b {
 		return nil, fmt.Errorf("analysis: KMeans: k = %d, want 1..%d (the number of rows)", k, b)
@@ -195,24 +195,26 @@ func kmeansPlusPlus(x *mat.Dense, norms []float64, k int, mirror bool, rng *rand
 
 // VarianceExplained returns VE(k) = 1 − WCSS(k)/TSS for k = 1..kmax (index
 // k−1), with TSS = WCSS(1) (the sum of squares about the mean row, or about
-// the best mirror-invariant centre with mirror): the curve of seed 003
+// the best mirror-invariant centre with opts.Mirror): the curve of [ES]
 // Fig. 3A, which saturates at the number of blocks of identical hidden units.
-// Pass UnitVectors(W, false) and mirror = true to cluster hidden units
-// without fields.
-func VarianceExplained(ctx context.Context, x *mat.Dense, kmax, restarts int, mirror bool, seed uint64) ([]float64, error) {
+// Pass UnitVectors(W) and Mirror: true to cluster hidden units without
+// fields. The clustering for k uses the random stream opts.Seed + k.
+func VarianceExplained(ctx context.Context, x *mat.Dense, kmax int, opts KMeansOptions) ([]float64, error) {
 	ctx = rbm.ContextOrDefault(ctx)
 	b, _ := x.Dims()
 	if kmax < 1 || kmax > b {
 		return nil, fmt.Errorf("analysis: VarianceExplained: kmax = %d, want 1..%d", kmax, b)
 	}
-	one, err := KMeans(ctx, x, 1, restarts, mirror, seed)
+	one, err := KMeans(ctx, x, 1, opts)
 	if err != nil {
 		return nil, err
 	}
 	tss := one.WCSS
 	ve := make([]float64, kmax)
 	for k := 1; k <= kmax; k++ {
-		res, err := KMeans(ctx, x, k, restarts, mirror, seed+uint64(k))
+		ok := opts
+		ok.Seed += uint64(k)
+		res, err := KMeans(ctx, x, k, ok)
 		if err != nil {
 			return nil, err
 		}

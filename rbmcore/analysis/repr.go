@@ -7,7 +7,7 @@ import (
 	"gonum.org/v1/gonum/mat"
 )
 
-// PR returns the participation ratio of order e (seed 000 Eq. 21),
+// PR returns the participation ratio of order e ([TCM19] Eq. 21),
 // PR_e(x) = (Σ_i |x_i|^e)² / Σ_i |x_i|^{2e}: K for a vector with K non-zero
 // entries of equal modulus, invariant under scaling. It is 0 for a zero
 // vector.
@@ -24,7 +24,7 @@ func PR(x []float64, e float64) float64 {
 	return num * num / den
 }
 
-// WeightedPR returns the duplicate-corrected participation ratio of seed 000
+// WeightedPR returns the duplicate-corrected participation ratio of [TCM19]
 // Eq. 26, (Σ_µ ω_µ|h_µ|^e)² / Σ_µ ω_µ|h_µ|^{2e} (see DuplicateWeights).
 func WeightedPR(h, omega []float64, e float64) float64 {
 	num, den := 0.0, 0.0
@@ -39,7 +39,7 @@ func WeightedPR(h, omega []float64, e float64) float64 {
 	return num * num / den
 }
 
-// Sparsity returns the weight sparsity of seed 000 Eq. 22: for each hidden
+// Sparsity returns the weight sparsity of [TCM19] Eq. 22: for each hidden
 // unit µ, p_µ = PR₂(w^S_µ)/N with w^S_iµ = √(Σ_a w_iµ(a)²) (the per-site norm
 // over the q Potts states; q = 1 for scalar visible units), and the mean
 // p = (1/M) Σ_µ p_µ. w is (N·q)×M with row i*q+a. Apply the zero-sum gauge
@@ -69,7 +69,7 @@ func Sparsity(w *mat.Dense, q int) (p float64, perUnit []float64, err error) {
 
 // ActivatedUnits returns, for each row of h (B×M hidden activities, e.g. the
 // conditional means ⟨h_µ|v⟩ of the data), the number of strongly activated
-// hidden units L = PR₃(|h − h⁰|) of seed 000 Eqs. 23–24. h0 is the rest
+// hidden units L = PR₃(|h − h⁰|) of [TCM19] Eqs. 23–24. h0 is the rest
 // activity (nil for ReLU units: L = PR₃(h); for dReLU pass DataMode(h, 100)).
 func ActivatedUnits(h *mat.Dense, h0 []float64) []float64 {
 	b, m := h.Dims()
@@ -89,7 +89,7 @@ func ActivatedUnits(h *mat.Dense, h0 []float64) []float64 {
 
 // DataMode returns, for each column of h, the centre of the most populated
 // of `bins` equal-width histogram bins of its values: the estimate of
-// h⁰_µ = argmax P_data(h_µ) used for dReLU units in seed 000 Eq. 24 (the
+// h⁰_µ = argmax P_data(h_µ) used for dReLU units in [TCM19] Eq. 24 (the
 // paper does not say how it was estimated; 100 bins is our choice).
 func DataMode(h *mat.Dense, bins int) []float64 {
 	b, m := h.Dims()
@@ -121,7 +121,7 @@ func DataMode(h *mat.Dense, bins int) []float64 {
 	return out
 }
 
-// Overlaps returns the M×M matrix of normalised weight overlaps of seed 000
+// Overlaps returns the M×M matrix of normalised weight overlaps of [TCM19]
 // Eq. 25, O_µν = Σ_{i,a} w_iµ(a) w_iν(a) / √(Σ w_µ² Σ w_ν²), for the columns
 // of w (N×M or (N·q)×M). A zero column has zero overlaps (O_µµ = 0).
 func Overlaps(w *mat.Dense) *mat.SymDense {
@@ -156,7 +156,7 @@ func MaxOverlaps(o *mat.SymDense) []float64 {
 
 // DuplicateWeights returns ω_µ = 1/#{ν : |O_µν| > threshold} (µ itself
 // included, so two identical units get ½ each), the weights of WeightedPR
-// (seed 000 Eq. 26 uses threshold 0.9).
+// ([TCM19] Eq. 26 uses threshold 0.9).
 func DuplicateWeights(o *mat.SymDense, threshold float64) []float64 {
 	m := o.SymmetricDim()
 	out := make([]float64, m)

@@ -18,9 +18,10 @@ func ExampleBarsAndStripes() {
 }
 
 func ExampleIsingRing() {
-	set, _ := data.IsingRing(20, 1000, 0.5, 1)
+	ring := data.IsingRing{N: 20, Beta: 0.5}
+	set, _ := ring.Sample(context.Background(), 1000, 1)
 	fmt.Println(set.Len(), set.Units(), set.Kind)
-	fmt.Printf("exact <v_i v_i+1> = %.4f\n", data.IsingRingCorrelation(20, 1, 0.5))
+	fmt.Printf("exact <v_i v_i+1> = %.4f\n", ring.Correlation(1))
 	// Output:
 	// 1000 20 spin
 	// exact <v_i v_i+1> = 0.4621
@@ -29,7 +30,7 @@ func ExampleIsingRing() {
 func ExampleSet_Minibatches() {
 	set, _ := data.BarsAndStripes(2)
 	train, test, _ := set.Split(0.25, 1)
-	it, _ := train.Minibatches(4, true, 1)
+	it, _ := train.Minibatches(4, data.BatchOptions{Seed: 1})
 	for epoch := 1; epoch <= 2; epoch++ {
 		n := 0
 		for it.Next() {

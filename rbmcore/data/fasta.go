@@ -14,7 +14,7 @@ import (
 )
 
 // ProteinAlphabet is the default alignment alphabet: the 20 amino acids
-// followed by the gap, q = 21 (seed 000, multiple sequence alignments).
+// followed by the gap, q = 21 (the alignments of [TCM19]).
 const ProteinAlphabet = "ACDEFGHIKLMNPQRSTVWY-"
 
 // AlignmentOptions controls LoadAlignment. The zero value reads FASTA with

@@ -16,7 +16,7 @@ import (
 func TestFromRBMFrequencies(t *testing.T) {
 	m := rbm.New(rbm.Binary(4), rbm.Binary(3), rbm.Seed(2), rbm.WeightScale(1))
 	const samples = 40000
-	set, err := FromRBM(context.Background(), m, samples, 200, 100, 2, 1, nil)
+	set, err := FromRBM(context.Background(), m, samples, FromRBMOptions{Chains: 200, BurnIn: 100, Thin: 2, Seed: 1})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -49,9 +49,25 @@ func TestFromRBMFrequencies(t *testing.T) {
 	if tv > 0.02 {
 		t.Errorf("total variation %v between samples and the exact distribution", tv)
 	}
+	// The zero options (100 chains, 1000 burn-in sweeps, thin 10) and no
+	// burn-in at all; negative chain counts are an error.
+	for _, opts := range []FromRBMOptions{{}, {BurnIn: -1, Chains: 3}} {
+		calls := 0
+		opts.Progress = func(done, total int) { calls++ }
+		s, err := FromRBM(context.Background(), m, 7, opts)
+		if err != nil {
+			t.Fatalf("FromRBM(%+v): %v", opts, err)
+		}
+		if s.Len() != 7 || calls == 0 {
+			t.Errorf("FromRBM(%+v): %d rows, %d progress calls, want 7 rows and progress", opts, s.Len(), calls)
+		}
+	}
+	if _, err := FromRBM(context.Background(), m, 7, FromRBMOptions{Chains: -2}); err == nil {
+		t.Error("Chains = -2 accepted")
+	}
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	if _, err := FromRBM(ctx, m, 10, 2, 5, 1, 1, nil); err == nil {
+	if _, err := FromRBM(ctx, m, 10, FromRBMOptions{Chains: 2, BurnIn: 5, Thin: 1, Seed: 1}); err == nil {
 		t.Error("cancelled context not reported")
 	}
 }

@@ -1,27 +1,44 @@
 package data
 
 import (
+	"context"
 	"fmt"
 	"math"
 	"math/rand/v2"
 
 	"gonum.org/v1/gonum/mat"
+
+	"github.com/harmonium-rbm/harmonium/rbmcore/rbm"
 )
 
-// ClockRing samples the discrete XY (P-state clock) ring of seed 004,
+// ClockRing is the discrete XY (P-state clock) ring of [HTCM20],
 //
 //	p(v) ∝ exp(β Σ_{i=1}^{N} cos(2π(v_i − v_{i+1})/P)),  v_{N+1} ≡ v_1,
 //
-// exactly, for any β (negative too), by sequential sampling with the transfer
-// matrix T_ab = exp(β cos(2π(a−b)/P)): v_1 is uniform and
-// P(v_{i+1} = b | v_i = a, v_1) ∝ T_ab (T^{N−i})_{b v_1}. The vectors
-// T^n e_{v_1} are built once by repeated normalised products (no
-// cancellation), so each sample costs O(N·P). The samples are independent.
-// The result is a one-hot Potts set (Q = P, column i*P+v).
-func ClockRing(n, p, samples int, beta float64, seed uint64) (*Set, error) {
-	codes, err := clockCodes(n, p, samples, beta, seed)
+// with v_i ∈ {0, …, P−1}. The zero value is not a valid ring: N ≥ 1 and
+// P ≥ 2 are required.
+type ClockRing struct {
+	// N is the number of sites.
+	N int
+	// P is the number of states of a site.
+	P int
+	// Beta is the inverse temperature, any finite value (0: independent
+	// uniform sites; negative: antiferromagnetic).
+	Beta float64
+}
+
+// Sample draws `samples` independent configurations of the ring exactly, by
+// sequential sampling with the transfer matrix T_ab = exp(β cos(2π(a−b)/P)):
+// v_1 is uniform and P(v_{i+1} = b | v_i = a, v_1) ∝ T_ab (T^{N−i})_{b v_1}.
+// The vectors T^n e_{v_1} are built once by repeated normalised products (no
+// cancellation), so each sample costs O(N·P). seed selects the random
+// stream; ctx is checked every few thousand samples. The result is a one-hot
+// Potts set (Q = P, column i*P+v).
+func (r ClockRing) Sample(ctx context.Context, samples int, seed uint64) (*Set, error) {
+	n, p, beta := r.N, r.P, r.Beta
+	codes, err := clockCodes(ctx, n, p, samples, beta, seed)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("data: ClockRing.Sample: %w", err)
 	}
 	x := mat.NewDense(samples, n*p, nil)
 	for s := 0; s < samples; s++ {
@@ -33,13 +50,25 @@ func ClockRing(n, p, samples int, beta float64, seed uint64) (*Set, error) {
 	return &Set{X: x, Kind: KindPotts, Q: p, Source: fmt.Sprintf("ClockRing(N=%d, P=%d, β=%g)", n, p, beta)}, nil
 }
 
-// IsingRing samples the periodic 1D Ising chain p(v) ∝ exp(β Σ_i v_i v_{i+1}),
-// v ∈ {±1}^N, v_{N+1} ≡ v_1, exactly for any β (the P = 2 clock ring, see
-// ClockRing). The result is a "spin" set.
-func IsingRing(n, samples int, beta float64, seed uint64) (*Set, error) {
-	codes, err := clockCodes(n, 2, samples, beta, seed)
+// IsingRing is the periodic 1D Ising chain p(v) ∝ exp(β Σ_i v_i v_{i+1}),
+// v ∈ {±1}^N, v_{N+1} ≡ v_1 (the P = 2 clock ring). The zero value is not
+// a valid ring: N ≥ 1 is required.
+type IsingRing struct {
+	// N is the number of spins.
+	N int
+	// Beta is the inverse temperature, any finite value (0: independent
+	// uniform spins).
+	Beta float64
+}
+
+// Sample draws `samples` independent configurations of the ring exactly
+// (see ClockRing.Sample). seed selects the random stream; ctx is checked
+// every few thousand samples. The result is a "spin" set.
+func (r IsingRing) Sample(ctx context.Context, samples int, seed uint64) (*Set, error) {
+	n, beta := r.N, r.Beta
+	codes, err := clockCodes(ctx, n, 2, samples, beta, seed)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("data: IsingRing.Sample: %w", err)
 	}
 	x := mat.NewDense(samples, n, nil)
 	raw := x.RawMatrix().Data
@@ -49,24 +78,27 @@ func IsingRing(n, samples int, beta float64, seed uint64) (*Set, error) {
 	return &Set{X: x, Kind: KindSpin, Q: 1, Source: fmt.Sprintf("IsingRing(N=%d, β=%g)", n, beta)}, nil
 }
 
-// IsingRingCorrelation returns the exact ⟨v_i v_{i+d}⟩ of the periodic Ising
-// chain of N spins: (t^d + t^{N−d})/(1 + t^N) with t = tanh β.
-func IsingRingCorrelation(n, d int, beta float64) float64 {
-	t := math.Tanh(beta)
+// Correlation returns the exact ⟨v_i v_{i+d}⟩ of the ring:
+// (t^d + t^{N−d})/(1 + t^N) with t = tanh β.
+func (r IsingRing) Correlation(d int) float64 {
+	n, t := r.N, math.Tanh(r.Beta)
 	return (math.Pow(t, float64(d)) + math.Pow(t, float64(n-d))) / (1 + math.Pow(t, float64(n)))
 }
 
 // clockCodes returns samples×n states in 0..p-1, row-major.
-func clockCodes(n, p, samples int, beta float64, seed uint64) ([]int, error) {
+func clockCodes(ctx context.Context, n, p, samples int, beta float64, seed uint64) ([]int, error) {
+	ctx = rbm.ContextOrDefault(ctx)
 	switch {
 	case n < 1:
-		return nil, fmt.Errorf("data: ring length N = %d, want ≥ 1", n)
+		return nil, fmt.Errorf("ring length N = %d, want ≥ 1", n)
 	case p < 2:
-		return nil, fmt.Errorf("data: number of states P = %d, want ≥ 2", p)
+		return nil, fmt.Errorf("number of states P = %d, want ≥ 2", p)
 	case samples < 1:
-		return nil, fmt.Errorf("data: samples = %d, want ≥ 1", samples)
+		return nil, fmt.Errorf("samples = %d, want ≥ 1", samples)
 	case math.IsNaN(beta) || math.IsInf(beta, 0):
-		return nil, fmt.Errorf("data: β = %v, want a finite value", beta)
+		return nil, fmt.Errorf("β = %v, want a finite value", beta)
+	case samples > maxGenEntries/(n*p):
+		return nil, fmt.Errorf("%d samples of %d sites with %d states exceed %d one-hot entries", samples, n, p, maxGenEntries)
 	}
 	// T_ab = exp(β cos(2π(a−b)/P)) scaled by exp(−|β|) so that entries are ≤ 1.
 	t := make([]float64, p) // circulant: T_ab = t[(a−b) mod P]
@@ -97,6 +129,11 @@ func clockCodes(n, p, samples int, beta float64, seed uint64) ([]int, error) {
 	codes := make([]int, samples*n)
 	prob := make([]float64, p)
 	for s := 0; s < samples; s++ {
+		if s%4096 == 0 {
+			if err := ctx.Err(); err != nil {
+				return nil, fmt.Errorf("interrupted after %d of %d samples: %w", s, samples, err)
+			}
+		}
 		v := codes[s*n : (s+1)*n]
 		v[0] = rng.IntN(p)
 		for i := 1; i < n; i++ {
@@ -121,12 +158,16 @@ func clockCodes(n, p, samples int, beta float64, seed uint64) ([]int, error) {
 	return codes, nil
 }
 
-// Hierarchical generates the hierarchical (phylogenetic) ±1 data of seed 003
-// (Section VI): the root is (+1,…,+1) of length n; every node of level j
+// maxGenEntries bounds samples × sites × states of a generated set (8 GiB of float64),
+// so a typo in a size fails at once instead of exhausting memory.
+const maxGenEntries = 1 << 30
+
+// Hierarchical generates the hierarchical (phylogenetic) ±1 data of the
+// replica paper [ES] (Section VI): the root is (+1,…,+1) of length n; every node of level j
 // (j = 1..L) is a copy of its parent with each site flipped independently with
 // probability p[j-1]; a node of level j−1 has k[j-1] children. The rows are
 // the Π_j k[j] leaves in lexicographic order of their tree path, so siblings
-// are contiguous. Expected overlaps: replica.Tree.Overlap (seed 003 Eq. 27).
+// are contiguous. Expected overlaps: replica.Tree.Overlap ([ES] Eq. 27).
 func Hierarchical(n int, k []int, p []float64, seed uint64) (*Set, error) {
 	if n < 1 {
 		return nil, fmt.Errorf("data: Hierarchical: n = %d, want ≥ 1", n)

@@ -1,7 +1,10 @@
 package data
 
 import (
+	"context"
+	"errors"
 	"math"
+	"strings"
 	"testing"
 )
 
@@ -12,7 +15,7 @@ import (
 func TestIsingRingCorrelations(t *testing.T) {
 	const n, samples = 10, 100000
 	for _, beta := range []float64{0.7, -0.4} {
-		set, err := IsingRing(n, samples, beta, 1)
+		set, err := IsingRing{N: n, Beta: beta}.Sample(context.Background(), samples, 1)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -30,8 +33,8 @@ func TestIsingRingCorrelations(t *testing.T) {
 			// Closed form, written out here independently of the package helper.
 			th := math.Tanh(beta)
 			want := (math.Pow(th, float64(d)) + math.Pow(th, float64(n-d))) / (1 + math.Pow(th, n))
-			if h := IsingRingCorrelation(n, d, beta); math.Abs(h-want) > 1e-14 {
-				t.Errorf("IsingRingCorrelation(%d,%d,%v) = %v, want %v", n, d, beta, h, want)
+			if h := (IsingRing{N: n, Beta: beta}).Correlation(d); math.Abs(h-want) > 1e-14 {
+				t.Errorf("IsingRing{%d, %v}.Correlation(%d) = %v, want %v", n, beta, d, h, want)
 			}
 			if tol := 5 / math.Sqrt(samples); math.Abs(got-want) > tol {
 				t.Errorf("β=%v d=%d: <v_i v_i+d> = %.4f, exact %.4f (tol %.4f)", beta, d, got, want, tol)
@@ -74,7 +77,7 @@ func clockPairExact(n, p, d, a, b int, beta float64) float64 {
 func TestClockRingTransferMatrix(t *testing.T) {
 	const n, p, samples = 7, 5, 60000
 	for _, beta := range []float64{1.3, -0.8} {
-		set, err := ClockRing(n, p, samples, beta, 2)
+		set, err := ClockRing{N: n, P: p, Beta: beta}.Sample(context.Background(), samples, 2)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -123,18 +126,27 @@ func TestClockRingP2IsIsing(t *testing.T) {
 				c += float64((1-2*a)*(1-2*b)) * clockPairExact(6, 2, d, a, b, 0.9)
 			}
 		}
-		if w := IsingRingCorrelation(6, d, 0.9); math.Abs(c-w) > 1e-12 {
+		if w := (IsingRing{N: 6, Beta: 0.9}).Correlation(d); math.Abs(c-w) > 1e-12 {
 			t.Errorf("d=%d: clock P=2 %v, Ising %v", d, c, w)
 		}
 	}
 }
 
 func TestGeneratorErrors(t *testing.T) {
-	if _, err := ClockRing(0, 3, 1, 1, 1); err == nil {
+	ctx := context.Background()
+	if _, err := (ClockRing{N: 0, P: 3, Beta: 1}).Sample(ctx, 1, 1); err == nil {
 		t.Error("N = 0 accepted")
 	}
-	if _, err := IsingRing(5, 10, math.NaN(), 1); err == nil {
+	if _, err := (IsingRing{N: 5, Beta: math.NaN()}).Sample(ctx, 10, 1); err == nil {
 		t.Error("β = NaN accepted")
+	}
+	if _, err := (IsingRing{N: 1000, Beta: 1}).Sample(ctx, 1<<30, 1); err == nil || !strings.Contains(err.Error(), "exceed") {
+		t.Errorf("2^30 samples of 1000 spins: err = %v, want a size error before allocating", err)
+	}
+	cancelled, cancel := context.WithCancel(ctx)
+	cancel()
+	if _, err := (ClockRing{N: 4, P: 3, Beta: 1}).Sample(cancelled, 10, 1); !errors.Is(err, context.Canceled) {
+		t.Errorf("cancelled context: err = %v, want context.Canceled", err)
 	}
 	if _, err := Hierarchical(10, []int{2}, []float64{0.1, 0.2}, 1); err == nil {
 		t.Error("mismatched k and p accepted")

@@ -17,10 +17,10 @@ import (
 // the values of unsigned-byte files to [0, 1] (other types are kept as is).
 type IDXOptions struct {
 	// Binarize turns each value x into 1 if x ≥ Threshold, 0 otherwise
-	// (seed 001: MNIST pixels thresholded at the midpoint, Threshold 128,
+	// ([BR21]: MNIST pixels thresholded at the midpoint, Threshold 128,
 	// ties go to 1), giving a "binary" set.
 	Binarize  bool
-	Threshold float64
+	Threshold float64 // the binarisation threshold, in the file's units
 	// Limit, when positive, reads only the first Limit items.
 	Limit int
 }

@@ -236,7 +236,7 @@ func TestMinibatchesAndSplit(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	it, err := set.Minibatches(4, true, 7)
+	it, err := set.Minibatches(4, BatchOptions{Seed: 7})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -268,6 +268,19 @@ func TestMinibatchesAndSplit(t *testing.T) {
 	}
 	if same {
 		t.Error("the two epochs used the same order: no reshuffle")
+	}
+	inOrder, err := set.Minibatches(4, BatchOptions{InOrder: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for want := 0.0; inOrder.Next(); {
+		b := inOrder.Batch()
+		for r := 0; r < b.RawMatrix().Rows; r++ {
+			if b.At(r, 0) != want {
+				t.Fatalf("InOrder: row %v where %v was due", b.At(r, 0), want)
+			}
+			want++
+		}
 	}
 	train, test, err := set.Split(0.3, 1)
 	if err != nil {

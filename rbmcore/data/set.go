@@ -13,16 +13,34 @@
 // and load a split with its labels.
 //
 // Generators sample exactly: the 1D Ising ring and the discrete XY (clock)
-// ring at any inverse temperature (transfer matrix), hierarchical
-// (phylogenetic) ±1 data of seed 003, bars-and-stripes, and samples of a given
-// RBM (FromRBM).
+// ring of [HTCM20] at any inverse temperature (IsingRing and ClockRing,
+// transfer matrix), hierarchical (phylogenetic) ±1 data of [ES]
+// (Hierarchical), bars-and-stripes, and samples of a given RBM (FromRBM).
 //
 // Sets are split with Split, subsetted with Subset and iterated in shuffled
 // minibatches with Minibatches.
 //
-// The functions taking a context (FromRBM, Alignment.IdentityWeights, MNIST,
-// FashionMNIST) read a nil one as rbm.DefaultContext(); FromRBM's progress
-// callback is only ever called on the caller's goroutine.
+// The functions that can run long (the generators' Sample methods, FromRBM,
+// Alignment.IdentityWeights, MNIST, FashionMNIST) take a context first; a
+// nil one is context.Background(). Their knobs are option structs
+// (FromRBMOptions, BatchOptions, IDXOptions, AlignmentOptions,
+// CatalogueOptions) whose zero value is documented and usually what you
+// want. FromRBM's progress callback is only ever called on the caller's
+// goroutine.
+//
+// References:
+//
+//   - [BR21] Bulso & Roudi 2021, "Restricted Boltzmann machines as models of
+//     interacting variables", Neural Computation.
+//   - [TCM19] Tubiana, Cocco & Monasson 2019, "Learning compositional
+//     representations of interacting systems with restricted Boltzmann
+//     machines: comparative study of lattice proteins", Neural Computation.
+//   - [HTCM20] Harsh, Tubiana, Cocco & Monasson 2020, "'Place-cell'
+//     emergence and learning of invariant data with restricted Boltzmann
+//     machines", J. Phys. A 53, 174002.
+//   - [ES] "Exact solution of RBMs trained on structured data in the
+//     undersampled regime" (the replica paper of package replica; the text
+//     we work from names no authors or year).
 package data
 
 import (
@@ -52,12 +70,12 @@ const (
 // Labels, when non-nil, holds one integer label per row (e.g. IDX label
 // files). Source names the file or generator the set came from.
 type Set struct {
-	X       *mat.Dense
-	Kind    string
-	Q       int
-	Weights []float64
-	Labels  []int
-	Source  string
+	X       *mat.Dense // samples as rows
+	Kind    string     // one of the Kind constants
+	Q       int        // states per unit (Potts), else 1
+	Weights []float64  // per-row weights, nil for all 1
+	Labels  []int      // per-row labels, or nil
+	Source  string     // the file or generator of the set
 }
 
 // NewSet wraps a B×(N*q) matrix as a set of the given kind and checks that
@@ -264,17 +282,25 @@ type Iterator struct {
 	weights []float64
 }
 
+// BatchOptions configures Minibatches. The zero value reshuffles the rows
+// at every epoch from random stream 0.
+type BatchOptions struct {
+	// InOrder keeps the rows in their order instead of reshuffling them.
+	InOrder bool
+	// Seed selects the random stream of the shuffles.
+	Seed uint64
+}
+
 // Minibatches returns an iterator over minibatches of the given size (the
-// last batch of an epoch may be smaller). When shuffle is true the row order
-// is reshuffled at every epoch with an RNG seeded by seed.
-func (s *Set) Minibatches(size int, shuffle bool, seed uint64) (*Iterator, error) {
+// last batch of an epoch may be smaller), in an order set by opts.
+func (s *Set) Minibatches(size int, opts BatchOptions) (*Iterator, error) {
 	if size < 1 {
 		return nil, fmt.Errorf("data: Minibatches: size = %d, want ≥ 1", size)
 	}
 	if s.Len() == 0 {
 		return nil, fmt.Errorf("data: Minibatches: %s has no rows", s.Source)
 	}
-	it := &Iterator{set: s, size: size, shuffle: shuffle, rng: rand.New(rand.NewPCG(seed, 0xba7c4))}
+	it := &Iterator{set: s, size: size, shuffle: !opts.InOrder, rng: rand.New(rand.NewPCG(opts.Seed, 0xba7c4))}
 	it.perm = make([]int, s.Len())
 	it.Reset()
 	return it, nil

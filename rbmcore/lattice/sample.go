@@ -29,7 +29,7 @@ const DefaultTarget = 20706
 
 // SampleOptions controls Sample. The zero value samples the alignment of
 // Tubiana, Cocco & Monasson 2019, §III.A: 36 000 sequences with
-// P_nat > 0.995, uniform over that set, 64 chains, seed 0.
+// P_nat > 0.995, uniform over that set, 64 chains, random stream 0.
 type SampleOptions struct {
 	// Sequences is the number of sequences; 0 means 36 000.
 	Sequences int

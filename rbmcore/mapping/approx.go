@@ -13,7 +13,7 @@ import (
 // Cumulants returns the cumulant κ^(s)_µ of every hidden unit's
 // distribution ρ_µ(h) ∝ e^{−U_µ(h)} (at zero input; for a spin visible layer
 // at the shifted input, see the package doc), i.e. the s-th derivative of
-// K_µ(q) = Γ_µ(q) − Γ_µ(0) at 0 (seed 001 Eqs. 19, 21, 29, 33):
+// K_µ(q) = Γ_µ(q) − Γ_µ(0) at 0 ([BR21] Eqs. 19, 21, 29, 33):
 // Linear κ1 = θ/γ, κ2 = 1/γ, κ_{s≥3} = 0; Exponential κ_s = e^θ for all s;
 // Step and ReLU (any order) from the exact Taylor coefficients of Γ. For
 // other kinds only s = 1, 2 are available (the layer's mean and variance).
@@ -64,7 +64,7 @@ func (mp *Mapper) Cumulants(s int) ([]float64, error) {
 }
 
 // ApproxTerm returns the small-weight approximation of I(S) to leading
-// order, Σ_µ κ^(s)_µ Π_{k∈S} w_kµ (seed 001 Eq. 21; Eq. 19 for s = 2), plus
+// order, Σ_µ κ^(s)_µ Π_{k∈S} w_kµ ([BR21] Eq. 21; Eq. 19 for s = 2), plus
 // the visible bias when |S| = 1.
 func (mp *Mapper) ApproxTerm(sites ...int) (float64, error) {
 	s, err := mp.checkSites(sites)
@@ -90,7 +90,7 @@ func (mp *Mapper) ApproxTerm(sites ...int) (float64, error) {
 }
 
 // ApproxPairwise returns the Hopfield-like approximation of the pairwise
-// couplings, J̃ = W diag(κ^(2)) Wᵀ (seed 001 Eq. 19), with a zero diagonal.
+// couplings, J̃ = W diag(κ^(2)) Wᵀ ([BR21] Eq. 19), with a zero diagonal.
 func (mp *Mapper) ApproxPairwise() (*mat.Dense, error) {
 	kappa, err := mp.Cumulants(2)
 	if err != nil {
@@ -118,7 +118,7 @@ func (mp *Mapper) ApproxPairwise() (*mat.Dense, error) {
 }
 
 // NRMSE returns the normalised root-mean-square difference of two coupling
-// matrices over the pairs i < j, sqrt(Σ(J−J̃)² / ΣJ²) (seed 001 Fig. 9),
+// matrices over the pairs i < j, sqrt(Σ(J−J̃)² / ΣJ²) ([BR21] Fig. 9),
 // with J = exact.
 func NRMSE(exact, approx mat.Matrix) (float64, error) {
 	r, c := exact.Dims()
@@ -141,7 +141,7 @@ func NRMSE(exact, approx mat.Matrix) (float64, error) {
 	return math.Sqrt(num / den), nil
 }
 
-// RMSWeight returns sqrt(Σ_{iµ} w_iµ² / (N M)), the weight scale of seed 001
+// RMSWeight returns sqrt(Σ_{iµ} w_iµ² / (N M)), the weight scale of [BR21]
 // Fig. 9.
 func RMSWeight(m *rbm.RBM) float64 {
 	r, c := m.W.Dims()

@@ -9,9 +9,9 @@ import (
 	"gonum.org/v1/gonum/mat"
 )
 
-// Eq. 19 on the catalogue §7.3 model: J̃_12 and the normalised RMS error over
-// the 6 pairs (catalogue values, numpy).
-func TestEq19Catalogue(t *testing.T) {
+// Eq. 19 on the reference model: J̃_12 and the normalised RMS error over
+// the 6 pairs (reference values computed independently with numpy).
+func TestEq19Reference(t *testing.T) {
 	want := map[string][2]float64{
 		"gaussian": {-0.31, 0},
 		"relu":     {-0.135843704054, 0.1755162439},
@@ -19,7 +19,7 @@ func TestEq19Catalogue(t *testing.T) {
 		"poisson":  {-0.411566115972, 0.363268995278},
 	}
 	for kind, w := range want {
-		mp, err := New(catalogueModel(kind))
+		mp, err := New(referenceModel(kind))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -28,7 +28,7 @@ func TestEq19Catalogue(t *testing.T) {
 			t.Fatal(err)
 		}
 		if d := math.Abs(jt.At(0, 1) - w[0]); d > 1e-11 {
-			t.Errorf("%s: J̃_12 = %.13g, catalogue %.13g", kind, jt.At(0, 1), w[0])
+			t.Errorf("%s: J̃_12 = %.13g, reference %.13g", kind, jt.At(0, 1), w[0])
 		}
 		a, err := mp.ApproxTerm(1, 0)
 		if err != nil || math.Abs(a-jt.At(0, 1)) > 1e-15 {
@@ -43,14 +43,14 @@ func TestEq19Catalogue(t *testing.T) {
 			t.Fatal(err)
 		}
 		if d := math.Abs(e - w[1]); d > 1e-10 {
-			t.Errorf("%s: NRMSE = %.13g, catalogue %.13g", kind, e, w[1])
+			t.Errorf("%s: NRMSE = %.13g, reference %.13g", kind, e, w[1])
 		}
 	}
 }
 
-// Cumulants against closed forms (catalogue §1.2, §7.2; κ3, κ4 of Step from
-// σ, ReLU κ3, κ4 at c = 0 from the catalogue) and against finite differences
-// of the engine's mean (Γ') for every kind.
+// Cumulants against closed forms (κ3, κ4 of Step from σ, ReLU κ3, κ4 at
+// c = 0 from the reference values) and against finite differences of the
+// engine's mean (Γ') for every kind.
 func TestCumulants(t *testing.T) {
 	kappaOf := func(kind string, theta float64, s int) float64 {
 		var l rbm.Layer
@@ -75,7 +75,7 @@ func TestCumulants(t *testing.T) {
 	sig := func(x float64) float64 { return 1 / (1 + math.Exp(-x)) }
 	cases := []struct {
 		kind      string
-		c         float64 // seed 001 threshold, θ = −c
+		c         float64 // [BR21] threshold, θ = −c
 		s         int
 		want, tol float64
 	}{

@@ -11,7 +11,7 @@ import (
 )
 
 // benchModel is an MNIST-sized model (N = 784, M hidden units). scale 0 gives the
-// paper's initial weights ±√(0.1/N) (seed 001 §4.2); otherwise weights are
+// paper's initial weights ±√(0.1/N) ([BR21] §4.2); otherwise weights are
 // N(0, scale²). Fields are N(0, 0.1²), γ = 1.
 func benchModel(kind string, scale float64, m int) testModel {
 	const n = 784
@@ -71,7 +71,7 @@ func benchPairwise(b *testing.B, kind string, scale float64, tail bool) {
 }
 
 // BenchmarkPairwise: the full pairwise J for N = 784, M = 1200 per
-// activation, with the paper's initial weights ±√(0.1/N) (seed 001 §4.2),
+// activation, with the paper's initial weights ±√(0.1/N) ([BR21] §4.2),
 // with N(0, 0.035²) weights (the effective weight scale of the paper's
 // trained models, Fig. 11) and with N(0, 0.1²) weights. The cost of the
 // Step and ReLU kernels grows with each unit's largest weight, not with the

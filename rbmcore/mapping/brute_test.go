@@ -263,7 +263,7 @@ func TestTermMatchesAll(t *testing.T) {
 		for _, term := range all {
 			byMask[maskOf(term.Sites)] = term.Value
 		}
-		f, err := mp.Fields()
+		f, err := mp.Fields(context.Background())
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -357,7 +357,7 @@ func TestLinearHigherOrdersExactlyZero(t *testing.T) {
 
 // TestExponentialProductForm: for Exponential (poisson) hidden units every
 // interaction is I(S) = Σ_µ λ̃_µ Π_{k∈S} u_kµ with λ̃ = e^θ, u = e^w − 1
-// (seed 001 Eq. 20d; plus the visible bias for |S| = 1), evaluated here
+// ([BR21] Eq. 20d; plus the visible bias for |S| = 1), evaluated here
 // directly from the parameters: All and Pairwise, {0,1} and ±1 visible
 // layers (through v = (1+s)/2: weights 2w, fields θ − Σ_i w_iµ), weights up
 // to |w| = 5.

@@ -28,7 +28,9 @@ func dreluModel(n, m int, hidden rbm.Layer) *rbm.RBM {
 	return model
 }
 
-func TestDefaultContext(t *testing.T) {
+// TestContext checks that every computation given a nil context runs to
+// its end, and stops with context.Canceled when its context is cancelled.
+func TestContext(t *testing.T) {
 	m := dreluModel(60, 8, nil)
 	small := dreluModel(8, 3, nil)
 	mp, err := New(m)
@@ -39,31 +41,35 @@ func TestDefaultContext(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	//lint:ignore SA1012 the test checks that a nil context means the background one
 	got, err := mp.Pairwise(nil)
 	if err != nil || !mat.Equal(got, want) {
-		t.Fatalf("Pairwise(nil) with the background default: err = %v, equal = %v", err, err == nil && mat.Equal(got, want))
+		t.Fatalf("Pairwise(nil): err = %v, equal = %v", err, err == nil && mat.Equal(got, want))
 	}
-	calls := map[string]func() error{
-		"Pairwise":             func() error { _, err := Pairwise(m); return err },
-		"Mapper.Pairwise(nil)": func() error { _, err := mp.Pairwise(nil); return err },
-		"Fields":               func() error { _, err := Fields(m); return err },
-		"All":                  func() error { _, err := All(small, 3); return err },
-		"Mapper.Triplets(nil)": func() error { _, err := mp.Triplets(nil, []int{0, 1, 2, 3, 4}); return err },
-		"Mapper.All(nil)":      func() error { _, err := mp.All(nil, 2); return err },
-		"StrengthByOrder(nil)": func() error { _, err := mp.StrengthByOrder(nil, 2, 10, rand.New(rand.NewPCG(1, 1))); return err },
+	calls := map[string]func(ctx context.Context) error{
+		"Pairwise":        func(ctx context.Context) error { _, err := Pairwise(ctx, m); return err },
+		"Mapper.Pairwise": func(ctx context.Context) error { _, err := mp.Pairwise(ctx); return err },
+		"Fields":          func(ctx context.Context) error { _, err := Fields(ctx, m); return err },
+		"Mapper.Fields":   func(ctx context.Context) error { _, err := mp.Fields(ctx); return err },
+		"ZeroFieldBias":   func(ctx context.Context) error { _, err := mp.ZeroFieldBias(ctx); return err },
+		"All":             func(ctx context.Context) error { _, err := All(ctx, small, 3); return err },
+		"Mapper.Triplets": func(ctx context.Context) error { _, err := mp.Triplets(ctx, []int{0, 1, 2, 3, 4}); return err },
+		"Mapper.All":      func(ctx context.Context) error { _, err := mp.All(ctx, 2); return err },
+		"StrengthByOrder": func(ctx context.Context) error {
+			_, err := mp.StrengthByOrder(ctx, 2, 10, rand.New(rand.NewPCG(1, 1)))
+			return err
+		},
 	}
 	for name, call := range calls {
-		if err := call(); err != nil {
-			t.Errorf("%s with the background default: %v", name, err)
+		if err := call(nil); err != nil {
+			t.Errorf("%s with a nil context: %v", name, err)
 		}
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	prev := rbm.SetDefaultContext(func() context.Context { return ctx })
-	defer func() { rbm.SetDefaultContext(prev) }()
 	for name, call := range calls {
-		if err := call(); !errors.Is(err, context.Canceled) {
-			t.Errorf("%s with a cancelled default context: err = %v, want context.Canceled", name, err)
+		if err := call(ctx); !errors.Is(err, context.Canceled) {
+			t.Errorf("%s with a cancelled context: err = %v, want context.Canceled", name, err)
 		}
 	}
 }
@@ -88,7 +94,7 @@ func (p panicUnits) UnitCGF(u int, in, out []float64) {
 func TestPanicsInWorkersAndCallbacks(t *testing.T) {
 	const n = 40
 	m := dreluModel(n, 4, panicUnits{rbm.DReLU(4), n})
-	if _, err := Pairwise(m); err == nil || !strings.Contains(err.Error(), "user layer bug") {
+	if _, err := Pairwise(context.Background(), m); err == nil || !strings.Contains(err.Error(), "user layer bug") {
 		t.Fatalf("Pairwise with a layer panicking in the workers: err = %v, want the panic as an error", err)
 	}
 	pm, err := New(m)
@@ -107,7 +113,7 @@ func TestPanicsInWorkersAndCallbacks(t *testing.T) {
 	mp.Progress = func(done, total int) { panic("progress bug") }
 	for name, call := range map[string]func(){
 		"Pairwise": func() { _, _ = mp.Pairwise(context.Background()) },
-		"Fields":   func() { _, _ = mp.Fields() },
+		"Fields":   func() { _, _ = mp.Fields(context.Background()) },
 		"Triplets": func() { _, _ = mp.Triplets(context.Background(), []int{0, 1, 2, 3, 4, 5, 6, 7, 8, 9}) },
 	} {
 		recovered := func() (r any) {

@@ -1,5 +1,8 @@
 // Package mapping turns an RBM with binary visible units into its exactly
-// equivalent model of interacting binary variables (Bulso & Roudi, seed 001):
+// equivalent model of interacting binary variables of [BR21] (Bulso & Roudi
+// 2021, "Restricted Boltzmann machines as models of interacting variables",
+// Neural Computation; equation, figure and section numbers in this package
+// are theirs):
 //
 //	log P(v) = Σ_{S ≠ ∅} I(S) Π_{k∈S} v_k − log Z₀,   v ∈ {0,1}^N,
 //
@@ -64,10 +67,11 @@
 // evaluated elementwise through the four-point sum. The elementwise work
 // runs in parallel over all cores in blocks of rows.
 //
-// Interrupts and callbacks. Long computations check their context every few
-// milliseconds; a nil context, and the shortcuts without one (Pairwise, All,
-// Fields), use rbm.DefaultContext() (the running notebook cell's context in
-// Harmonium). Mapper.Progress is only ever called on the caller's goroutine;
+// Interrupts and callbacks. Every computation over many terms takes a
+// context first (Pairwise(ctx, m), All, Fields and the Mapper's Pairwise,
+// Fields, All, Triplets, StrengthByOrder and ZeroFieldBias) and checks it
+// every few milliseconds; a nil context is context.Background(). New, Term
+// and the small-weight approximations (one matrix product) take none. Mapper.Progress is only ever called on the caller's goroutine;
 // if it panics, the worker goroutines are stopped before the panic goes on.
 // A panic in a worker goroutine (e.g. in a Layer implemented by the user)
 // is returned as an error instead of ending the process.

@@ -14,7 +14,7 @@ import (
 func ExamplePairwise() {
 	m := &rbm.RBM{Visible: rbm.Binary(3), Hidden: rbm.Gaussian(2),
 		W: mat.NewDense(3, 2, []float64{1, 0, 0.5, 0.5, 0, -1})}
-	j, err := mapping.Pairwise(m)
+	j, err := mapping.Pairwise(context.Background(), m)
 	if err != nil {
 		fmt.Println(err)
 		return
@@ -40,7 +40,7 @@ func ExampleLinearFromCouplings() {
 	}
 	mp, _ := mapping.New(m)
 	got, _ := mp.Pairwise(context.Background())
-	f, _ := mp.Fields()
+	f, _ := mp.Fields(context.Background())
 	fmt.Printf("J01 = %.3f, J02 = %.3f, J12 = %.3f\n", got.At(0, 1), got.At(0, 2), got.At(1, 2))
 	fmt.Printf("fields = %.3f\n", f)
 	// Output:

@@ -12,7 +12,7 @@ import (
 //
 //	D(S) = Σ_{n≥s} n!·g_n · [zⁿ] Π_{k∈S} (e^{a_k z} − 1)
 //
-// of the Möbius sum (seed 001 Eq. 14 expanded in cumulants), which has no
+// of the Möbius sum ([BR21] Eq. 14 expanded in cumulants), which has no
 // cancellation and keeps full relative precision for small weights at any
 // order. Each recursion below was chosen to be numerically stable on its
 // side of x0 (see the tests against mpmath values).

@@ -17,7 +17,7 @@ import (
 )
 
 // Pairwise returns the full symmetric N×N matrix of pairwise couplings
-// J_kl = I({k, l}) (seed 001 Eqs. 15b, 18), with a zero diagonal (the
+// J_kl = I({k, l}) ([BR21] Eqs. 15b, 18), with a zero diagonal (the
 // diagonal of a {0,1} model belongs to the fields, see Fields).
 //
 // Linear and Exponential units go through one symmetric matrix product
@@ -84,13 +84,13 @@ func (mp *Mapper) Pairwise(ctx context.Context) (*mat.Dense, error) {
 }
 
 // Pairwise returns the pairwise coupling matrix of the model (see
-// Mapper.Pairwise), stopping when rbm.DefaultContext() is cancelled.
-func Pairwise(m *rbm.RBM) (*mat.Dense, error) {
+// Mapper.Pairwise), stopping when ctx is cancelled.
+func Pairwise(ctx context.Context, m *rbm.RBM) (*mat.Dense, error) {
 	mp, err := New(m)
 	if err != nil {
 		return nil, err
 	}
-	return mp.Pairwise(rbm.DefaultContext())
+	return mp.Pairwise(ctx)
 }
 
 // pairBlock is the number of rows of J one worker fills at a time; the

@@ -14,11 +14,11 @@ import (
 )
 
 // Term is one interaction of the binary model: the coefficient Value of the
-// monomial Π_{k∈Sites} v_k in log P(v) (seed 001 Eq. 3). Sites are 0-based
+// monomial Π_{k∈Sites} v_k in log P(v) ([BR21] Eq. 3). Sites are 0-based
 // and strictly increasing; each set appears once (no symmetric copies).
 type Term struct {
-	Sites []int
-	Value float64
+	Sites []int   // visible sites of the monomial, 0-based, increasing
+	Value float64 // the coefficient I(Sites)
 }
 
 // Mapper computes the interactions of one RBM. It copies what it needs from
@@ -168,7 +168,7 @@ func (mp *Mapper) term(c *unitCalc, sites []int, buf []float64) float64 {
 
 // Term returns the interaction I(S) of the site set S (0-based, any order;
 // duplicates are an error), including the visible bias when |S| = 1
-// (seed 001 Eqs. 14, 15a).
+// ([BR21] Eqs. 14, 15a).
 func (mp *Mapper) Term(sites ...int) (float64, error) {
 	s, err := mp.checkSites(sites)
 	if err != nil {
@@ -184,10 +184,10 @@ func (mp *Mapper) Term(sites ...int) (float64, error) {
 }
 
 // Fields returns all first-order terms I^(1)_k = b_k + Σ_µ K_µ(w_kµ)
-// (Eq. 15a), stopping when rbm.DefaultContext() is cancelled.
-func (mp *Mapper) Fields() ([]float64, error) {
+// (Eq. 15a), stopping when ctx is cancelled.
+func (mp *Mapper) Fields(ctx context.Context) ([]float64, error) {
 	out := make([]float64, mp.n)
-	err := mp.parallel(rbm.DefaultContext(), mp.n, func(c *unitCalc, k int) error {
+	err := mp.parallel(rbm.ContextOrDefault(ctx), mp.n, func(c *unitCalc, k int) error {
 		out[k] = mp.term(c, []int{k}, make([]float64, 0, 1))
 		if !isFinite(out[k]) {
 			return fmt.Errorf("mapping: field of site %d = %v: the hidden CGF overflows", k, out[k])
@@ -330,7 +330,9 @@ func (mp *Mapper) parallel(ctx context.Context, total int, f func(c *unitCalc, i
 }
 
 // New returns the Mapper of the model: its visible layer must be binary
-// (or spin, see the package doc) and its hidden layer any scalar kind.
+// (or spin, see the package doc) and its hidden layer any scalar kind. It
+// only copies and checks the parameters (O(N·M)); the Mapper's methods that
+// compute many terms take a context.
 func New(m *rbm.RBM) (*Mapper, error) {
 	if m == nil || m.W == nil {
 		return nil, fmt.Errorf("mapping: nil model or weights")
@@ -350,22 +352,23 @@ func New(m *rbm.RBM) (*Mapper, error) {
 }
 
 // All returns every interaction of the model up to order maxOrder (see
-// Mapper.All), stopping when rbm.DefaultContext() is cancelled.
-func All(m *rbm.RBM, maxOrder int) ([]Term, error) {
+// Mapper.All), stopping when ctx is cancelled.
+func All(ctx context.Context, m *rbm.RBM, maxOrder int) ([]Term, error) {
 	mp, err := New(m)
 	if err != nil {
 		return nil, err
 	}
-	return mp.All(rbm.DefaultContext(), maxOrder)
+	return mp.All(ctx, maxOrder)
 }
 
-// Fields returns the first-order terms of the model (see Mapper.Fields).
-func Fields(m *rbm.RBM) ([]float64, error) {
+// Fields returns the first-order terms of the model (see Mapper.Fields),
+// stopping when ctx is cancelled.
+func Fields(ctx context.Context, m *rbm.RBM) ([]float64, error) {
 	mp, err := New(m)
 	if err != nil {
 		return nil, err
 	}
-	return mp.Fields()
+	return mp.Fields(ctx)
 }
 
 // unitValues classifies the values of a visible unit for newMapper.

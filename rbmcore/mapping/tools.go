@@ -12,10 +12,11 @@ import (
 )
 
 // ZeroFieldBias returns the visible-layer θ that makes every first-order
-// term vanish, b_k = −Σ_µ K_µ(w_kµ) (seed 001 Fig. 4); for a spin visible
-// layer the θ of the ±1 units (half the {0,1} field).
-func (mp *Mapper) ZeroFieldBias() ([]float64, error) {
-	f, err := mp.Fields()
+// term vanish, b_k = −Σ_µ K_µ(w_kµ) ([BR21] Fig. 4); for a spin visible
+// layer the θ of the ±1 units (half the {0,1} field). It stops when ctx is
+// cancelled.
+func (mp *Mapper) ZeroFieldBias(ctx context.Context) ([]float64, error) {
+	f, err := mp.Fields(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -32,7 +33,7 @@ func (mp *Mapper) ZeroFieldBias() ([]float64, error) {
 // Gaussian hidden units with γ = 1, θ = 0) whose interaction model has the
 // pairwise couplings j (off-diagonal part of a symmetric N×N matrix; its
 // diagonal is used as given in the eigendecomposition, zero is the natural
-// choice) and the fields h (seed 001 Eq. 22): J = U Λ Uᵀ, λ0 = −λ_min
+// choice) and the fields h ([BR21] Eq. 22): J = U Λ Uᵀ, λ0 = −λ_min
 // (the paper says "the smallest eigenvalue"; the construction needs its
 // negative), W = U_M (Λ_M + λ0)^{1/2} with the M largest eigenvalues, and
 // b_i = h_i − ½(WWᵀ)_ii so the fields are exact for every M.
@@ -181,7 +182,7 @@ func StateFrequencies(samples mat.Matrix) ([]float64, error) {
 }
 
 // StrengthByOrder returns, for s = 1..maxOrder, the root-mean-square of the
-// interactions of order s (seed 001 Fig. 11), without the visible bias at
+// interactions of order s ([BR21] Fig. 11), without the visible bias at
 // s = 1. When C(N, s) exceeds maxSets the mean is estimated on maxSets
 // site sets drawn uniformly (without repetition within a set) with rng.
 func (mp *Mapper) StrengthByOrder(ctx context.Context, maxOrder, maxSets int, rng *rand.Rand) ([]float64, error) {
@@ -278,7 +279,7 @@ func randomSet(rng *rand.Rand, n, s int) []int {
 
 // StrengthSlope fits log RMS_s = a + slope·s by least squares over the
 // orders given (rms[s-1] for s = 1..len(rms), zeros skipped) and returns the
-// slope (natural log) and the effective weight w_eff = e^slope of seed 001
+// slope (natural log) and the effective weight w_eff = e^slope of [BR21]
 // Fig. 11 (10^slope' for a log10 fit is the same number).
 func StrengthSlope(rms []float64) (slope, wEff float64, err error) {
 	var sx, sy, sxx, sxy, n float64
@@ -302,7 +303,7 @@ func StrengthSlope(rms []float64) (slope, wEff float64, err error) {
 
 // OrderLimit returns the largest interaction order s that a relative
 // weight error δw/w still determines: ΔI^(s)/I^(s) ≈ (1+δw/w)^s − 1 < 1
-// gives s < log 2 / log(1 + δw/w) ≈ 0.7·w/δw (seed 001, MNIST section; the
+// gives s < log 2 / log(1 + δw/w) ≈ 0.7·w/δw ([BR21], MNIST section; the
 // paper writes "≪ 1", the log 2 needs "< 1").
 func OrderLimit(relErr float64) (float64, error) {
 	if !(relErr > 0) || math.IsInf(relErr, 0) {
@@ -312,7 +313,7 @@ func OrderLimit(relErr float64) (float64, error) {
 }
 
 // Regression is the fit of one coupling matrix against a reference over the
-// pairs i < j (seed 001 Fig. 6: J_M = α_M J_ref).
+// pairs i < j ([BR21] Fig. 6: J_M = α_M J_ref).
 type Regression struct {
 	// Alpha is the least-squares slope through the origin,
 	// Σ J J_ref / Σ J_ref².

@@ -19,12 +19,12 @@ func TestZeroFieldBias(t *testing.T) {
 				paramByName(tm.hid, "theta")[0] = -5
 			}
 			mp := mustMapper(t, tm)
-			b, err := mp.ZeroFieldBias()
+			b, err := mp.ZeroFieldBias(context.Background())
 			if err != nil {
 				t.Fatal(err)
 			}
 			copy(paramByName(tm.vis, "theta"), b)
-			f, err := mustMapper(t, tm).Fields()
+			f, err := mustMapper(t, tm).Fields(context.Background())
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -67,7 +67,7 @@ func TestLinearFromCouplings(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		f, _ := mp.Fields()
+		f, _ := mp.Fields(context.Background())
 		n := len(h)
 		for a := 0; a < n; a++ {
 			if math.Abs(f[a]-h[a]) > 1e-13 {
@@ -80,7 +80,7 @@ func TestLinearFromCouplings(t *testing.T) {
 			}
 		}
 	}
-	checkLinear("catalogue", m, j, h, true)
+	checkLinear("reference", m, j, h, true)
 	rng := rand.New(rand.NewPCG(23, 24))
 	const n = 7
 	jr := mat.NewSymDense(n, nil)
@@ -144,9 +144,9 @@ func TestLinearFromCouplings(t *testing.T) {
 	}
 }
 
-// threeBody is design A of catalogue §4.1: an N = 3, M = 4 Exponential RBM
+// threeBody is a three-body design: an N = 3, M = 4 Exponential RBM
 // with zero fields and thresholds that is a pure three-body model,
-// I3 = 4a³ (seed 001 Fig. 2).
+// I3 = 4a³ ([BR21] Fig. 2).
 func threeBody(a float64) *rbm.RBM {
 	wp, wm := math.Log1p(a), math.Log1p(-a)
 	w := mat.NewDense(3, 4, []float64{
@@ -159,7 +159,7 @@ func threeBody(a float64) *rbm.RBM {
 
 func TestThreeBodyAndProbabilities(t *testing.T) {
 	m := threeBody(0.5)
-	terms, err := All(m, 3)
+	terms, err := All(context.Background(), m, 3)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -182,7 +182,7 @@ func TestThreeBodyAndProbabilities(t *testing.T) {
 			want = 0.1906317962
 		}
 		if math.Abs(x-want) > 1e-10 {
-			t.Errorf("P(%03b) = %.10f, catalogue %.10f", v, x, want)
+			t.Errorf("P(%03b) = %.10f, reference %.10f", v, x, want)
 		}
 	}
 	// Against the engine's free energy over all states (independent of the
@@ -191,7 +191,7 @@ func TestThreeBodyAndProbabilities(t *testing.T) {
 	for _, kind := range hiddenKinds {
 		tm := randomModel(kind, 5, 3, rng, 0.8, 0, 1, false)
 		rm := &rbm.RBM{Visible: tm.vis, Hidden: tm.hid, W: mat.NewDense(5, 3, tm.w)}
-		all, err := All(rm, 5)
+		all, err := All(context.Background(), rm, 5)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -247,11 +247,11 @@ func TestThreeBodyAndProbabilities(t *testing.T) {
 }
 
 // ToSpin against the direct Walsh transform 2^{−N} Σ_σ F(σ) Π_{k∈T} σ_k of
-// the log-marginal, the catalogue's ReLU coefficients, and FromSpin as its
+// the log-marginal, the reference ReLU coefficients, and FromSpin as its
 // inverse; a spin-visible RBM's terms against the transform of its own
 // log-marginal in ±1 variables.
 func TestSpinConversion(t *testing.T) {
-	mp, err := New(catalogueModel("relu"))
+	mp, err := New(referenceModel("relu"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -271,7 +271,7 @@ func TestSpinConversion(t *testing.T) {
 	}
 	for _, s := range spin {
 		if w, ok := want[termKey(s.Sites)]; ok && math.Abs(s.Value-w) > 1e-11 {
-			t.Errorf("Ĵ%v = %.12g, catalogue %.12g", s.Sites, s.Value, w)
+			t.Errorf("Ĵ%v = %.12g, reference %.12g", s.Sites, s.Value, w)
 		}
 	}
 	back, err := FromSpin(spin)
@@ -288,7 +288,7 @@ func TestSpinConversion(t *testing.T) {
 		const n = 5
 		tm := randomModel(kind, n, 3, rng, 0.6, 0, 1, true)
 		rm := &rbm.RBM{Visible: tm.vis, Hidden: tm.hid, W: mat.NewDense(n, 3, tm.w)}
-		all, err := All(rm, n)
+		all, err := All(context.Background(), rm, n)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -356,7 +356,7 @@ func TestStrengthAndRegression(t *testing.T) {
 		t.Errorf("StrengthSlope = %v, %v, %v; want ln 0.1, 0.1", slope, w, err)
 	}
 	if s, _ := OrderLimit(0.1); math.Abs(s-7.272540897341713) > 1e-12 {
-		t.Errorf("OrderLimit(0.1) = %v, want 7.2725 (catalogue)", s)
+		t.Errorf("OrderLimit(0.1) = %v, want 7.2725 (reference value)", s)
 	}
 	if _, err := OrderLimit(0); err == nil {
 		t.Error("OrderLimit(0): no error")

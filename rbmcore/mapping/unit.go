@@ -142,7 +142,7 @@ func isFinite(x float64) bool { return !math.IsNaN(x) && !math.IsInf(x, 0) }
 //
 //	D_µ(S) = Σ_{T⊆S} (−1)^{|S|−|T|} Γ_µ(off_µ + Σ_{k∈T} w_kµ),
 //
-// the Möbius inversion of the unit's CGF on the Boolean lattice (seed 001
+// the Möbius inversion of the unit's CGF on the Boolean lattice ([BR21]
 // Eq. 14). It owns scratch space and is not safe for concurrent use.
 type unitCalc struct {
 	h       *hiddenUnits

@@ -13,51 +13,9 @@ import (
 	"gonum.org/v1/gonum/mat"
 )
 
-// withDefault installs ctx as the default context for the rest of the test.
-func withDefault(t *testing.T, ctx context.Context) {
-	prev := SetDefaultContext(func() context.Context { return ctx })
-	t.Cleanup(func() { SetDefaultContext(prev) })
-}
-
-func TestDefaultContextHook(t *testing.T) {
-	if ctx := DefaultContext(); ctx != context.Background() {
-		t.Fatalf("no hook: DefaultContext() = %v, want context.Background()", ctx)
-	}
-	if ctx := ContextOrDefault(nil); ctx != context.Background() {
-		t.Fatalf("no hook: ContextOrDefault(nil) = %v, want context.Background()", ctx)
-	}
-	type key struct{}
-	a := context.WithValue(context.Background(), key{}, "a")
-	b := context.WithValue(context.Background(), key{}, "b")
-	if prev := SetDefaultContext(func() context.Context { return a }); prev != nil {
-		t.Fatalf("first SetDefaultContext returned a previous function")
-	}
-	if got := DefaultContext().Value(key{}); got != "a" {
-		t.Errorf("DefaultContext() carries %v, want a", got)
-	}
-	if got := ContextOrDefault(nil).Value(key{}); got != "a" {
-		t.Errorf("ContextOrDefault(nil) carries %v, want a", got)
-	}
-	if got := ContextOrDefault(b).Value(key{}); got != "b" {
-		t.Errorf("ContextOrDefault(b) carries %v, want b (a given context wins)", got)
-	}
-	prev := SetDefaultContext(func() context.Context { return nil })
-	if prev == nil || prev().Value(key{}) != "a" {
-		t.Errorf("SetDefaultContext did not return the previous function")
-	}
-	if ctx := DefaultContext(); ctx != context.Background() {
-		t.Errorf("a hook returning nil: DefaultContext() = %v, want context.Background()", ctx)
-	}
-	SetDefaultContext(nil)
-	if ctx := DefaultContext(); ctx != context.Background() {
-		t.Errorf("after SetDefaultContext(nil): DefaultContext() = %v, want context.Background()", ctx)
-	}
-}
-
-// TestDefaultContextStops checks that the functions without a context, and
-// those given a nil one, stop when the default context is cancelled, and
-// run normally with the background default.
-func TestDefaultContextStops(t *testing.T) {
+// TestContextStops checks that the functions taking a context stop when it
+// is cancelled, and run normally when it is nil (the background context).
+func TestContextStops(t *testing.T) {
 	m := New(Binary(12), Binary(6), Seed(3), WeightScale(0.3))
 	v := mat.NewDense(40, 12, nil)
 	rng := rand.New(rand.NewPCG(1, 2))
@@ -68,30 +26,29 @@ func TestDefaultContextStops(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	calls := map[string]func() error{
-		"PseudoLikelihood(nil)": func() error { _, err := m.PseudoLikelihood(nil, v); return err },
-		"StochasticPseudoLikelihood(nil)": func() error {
-			_, err := m.StochasticPseudoLikelihood(nil, rand.New(rand.NewPCG(1, 1)), v)
+	calls := map[string]func(ctx context.Context) error{
+		"PseudoLikelihood": func(ctx context.Context) error { _, err := m.PseudoLikelihood(ctx, v); return err },
+		"StochasticPseudoLikelihood": func(ctx context.Context) error {
+			_, err := m.StochasticPseudoLikelihood(ctx, rand.New(rand.NewPCG(1, 1)), v)
 			return err
 		},
-		"ExactLogZ(nil)":  func() error { _, err := m.ExactLogZ(nil); return err },
-		"Chains.Run(nil)": func() error { return c.Run(nil, 5, nil) },
-		"AIS.Run(nil)": func() error {
-			_, err := AIS{Runs: 16, Steps: 20, Seed: 1}.Run(nil, m, nil)
+		"ExactLogZ":  func(ctx context.Context) error { _, err := m.ExactLogZ(ctx); return err },
+		"Chains.Run": func(ctx context.Context) error { return c.Run(ctx, 5, nil) },
+		"AIS.Run": func(ctx context.Context) error {
+			_, err := AIS{Runs: 16, Steps: 20, Seed: 1}.Run(ctx, m, nil)
 			return err
 		},
 	}
 	for name, call := range calls {
-		if err := call(); err != nil {
-			t.Errorf("%s with the background default: %v", name, err)
+		if err := call(nil); err != nil {
+			t.Errorf("%s with a nil context: %v", name, err)
 		}
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	withDefault(t, ctx)
 	for name, call := range calls {
-		if err := call(); !errors.Is(err, context.Canceled) {
-			t.Errorf("%s with a cancelled default context: err = %v, want context.Canceled", name, err)
+		if err := call(ctx); !errors.Is(err, context.Canceled) {
+			t.Errorf("%s with a cancelled context: err = %v, want context.Canceled", name, err)
 		}
 	}
 }
@@ -138,17 +95,16 @@ func TestWorkerPanicIsError(t *testing.T) {
 	}
 }
 
-// TestDefaultContextLatency checks that a long call without a context stops
-// within a second of the default context's cancellation.
-func TestDefaultContextLatency(t *testing.T) {
+// TestContextLatency checks that a long call stops within a second of its
+// context's cancellation.
+func TestContextLatency(t *testing.T) {
 	// About 2e9 flops of pseudo-likelihood: seconds on one core.
 	m := New(Binary(400), Binary(400), Seed(2), WeightScale(0.1))
 	v := mat.NewDense(6000, 400, nil)
 	ctx, cancel := context.WithCancel(context.Background())
-	withDefault(t, ctx)
 	var cancelled time.Time
 	time.AfterFunc(100*time.Millisecond, func() { cancelled = time.Now(); cancel() })
-	_, err := m.PseudoLikelihood(nil, v)
+	_, err := m.PseudoLikelihood(ctx, v)
 	if !errors.Is(err, context.Canceled) {
 		t.Fatalf("PseudoLikelihood of 6000 rows: err = %v, want context.Canceled", err)
 	}

@@ -111,11 +111,8 @@
 // # Contexts, callbacks and goroutines
 //
 // Every long computation of rbmcore checks a context at least every ~100 ms
-// of work. Functions without a context parameter (mapping.Pairwise, …) use
-// DefaultContext(), and a nil context passed to any function is
-// DefaultContext() too (ContextOrDefault): a host such as
-// the Harmonium kernel installs the running cell's context with
-// SetDefaultContext, so its interrupt stops them. Across rbmcore, user
+// of work; the context is always an argument, never process-global state,
+// and a nil one is context.Background() (ContextOrDefault). Across rbmcore, user
 // callbacks (progress functions, train's OnUpdate/OnEpoch/Schedule,
 // mapping's Progress) are only ever called on the caller's goroutine, never
 // on a worker goroutine that rbmcore started; and a panic in a worker

@@ -74,7 +74,7 @@ func (s *Solution) Responses() *mat.Dense {
 }
 
 // Eq19Weights returns the block weights rebuilt from the replica order
-// parameters by Eq. 19 (sums over µ removed, catalogue 003-Q4):
+// parameters by Eq. 19 (the printed equation's spurious sum over µ removed):
 //
 //	γ u^b(σ) = (1/K) Σ_k σ_k ⟨H^k_b⟩ − Σ_ω π_ω ⟨v(σ)⟩^ω ⟨h_b⟩^ω,
 //
@@ -127,7 +127,8 @@ func (s *Solution) Coefficients() (*mat.Dense, error) {
 // OffSpan returns, per block, the relative f-weighted norm of the part of
 // the weights outside the data span, ‖u − Σ_k c^k σ_k‖_f / ‖u‖_f (0 in the
 // paramagnetic phase and in mode DataSpan; non-zero for K ≥ 3 when states
-// exist, catalogue 003-Q5).
+// exist, because Eq. 19 adds the state magnetisations, which are not linear
+// in σ).
 func (s *Solution) OffSpan() ([]float64, error) {
 	co, err := s.Coefficients()
 	if err != nil {

@@ -54,21 +54,31 @@ type BAMMixture struct {
 	Margin    float64     // min over classes σ and k of σ_k (y σ)_k (≥ 0: Eq. J2 holds)
 }
 
+// BAMOptions configures BAMLP and BAMStart. The zero value is the paper's
+// objective (Eq. J3) with no symmetry imposed.
+type BAMOptions struct {
+	// MaxMargin maximises the smallest left-hand side of Eq. J2 instead of
+	// Eq. J3: the vertex of J3 often has margin 0, on the boundary of the
+	// BAM region, where Solve may leave the phase.
+	MaxMargin bool
+	// Symmetry, when non-nil, is a group of permutations of the data points
+	// (e.g. Tree.Automorphisms) under which the data are symmetric: the
+	// mixture is then restricted to be symmetric (equal ψ on each orbit of
+	// patterns), so that the bootstrapped solution keeps the symmetry of the
+	// data and its transitions happen for all equivalent states at once.
+	Symmetry [][]int
+}
+
 // BAMLP solves the linear programme of Appendix J with gonum's simplex over
 // mixtures y = Σ_a ψ_a ξ̂_a ξ̂_aᵀ of admissible patterns subject to Eq. J2,
-// σ_k (y σ)_k ≥ 0 for every site class σ and data point k, ψ ≥ 0, Σψ = 1.
-// The objective is the paper's Eq. J3, maximise Σ_kl x_kl y_kl, or, with
-// maxMargin, the smallest left-hand side of J2 (the vertex of J3 often has
-// margin 0, on the boundary of the BAM region). J3 is used as a selection
-// rule only: as a log-likelihood it cannot hold (catalogue 003-Q7).
-//
-// sym, when non-nil, is a group of permutations of the data points (e.g.
-// Tree.Automorphisms) under which the data are symmetric: the mixture is
-// then restricted to be symmetric (equal ψ on each orbit of patterns), so
-// that the bootstrapped solution keeps the symmetry of the data and its
-// transitions happen for all equivalent states at once.
+// σ_k (y σ)_k ≥ 0 for every site class σ and data point k, ψ ≥ 0, Σψ = 1,
+// with the objective and symmetry of opts. J3 is used as a selection rule
+// only: as a log-likelihood it cannot hold, since (1/K) Σ_k ln P_V(ξ^k) ≤ 0
+// for discrete data while J3's leading term is positive. The programme has one variable per admissible
+// pattern (at most 2^K), so it takes no context.
 // Patterns with ψ_a > 1e-9 are returned.
-func BAMLP(cl *Classes, maxMargin bool, sym [][]int) (*BAMMixture, error) {
+func BAMLP(cl *Classes, opts BAMOptions) (*BAMMixture, error) {
+	maxMargin, sym := opts.MaxMargin, opts.Symmetry
 	pats, err := AdmissiblePatterns(cl)
 	if err != nil {
 		return nil, err
@@ -250,17 +260,16 @@ func scaled(p []float64, a float64) []float64 {
 
 // BAMStart bootstraps the small-γ (BAM) phase the way the paper does
 // (Section VI): a feasible sign assignment and block fractions ψ from the
-// linear programme of Appendix J (objective and symmetry as in BAMLP), Kosko weights
-// (Eq. 26) as the starting
-// point, then Solve at p.Gamma. Several amplitudes of the Kosko weights are
+// linear programme of Appendix J (BAMLP with opts), Kosko weights (Eq. 26)
+// as the starting point, then Solve at p.Gamma. Several amplitudes of the Kosko weights are
 // tried; the first that converges to a solution with Ω = K states is
 // returned.
-func BAMStart(ctx context.Context, p Problem, maxMargin bool, sym [][]int) (*Solution, *BAMMixture, error) {
+func BAMStart(ctx context.Context, p Problem, opts BAMOptions) (*Solution, *BAMMixture, error) {
 	ctx = rbm.ContextOrDefault(ctx)
 	if err := p.check(); err != nil {
 		return nil, nil, err
 	}
-	mix, err := BAMLP(p.Classes, maxMargin, sym)
+	mix, err := BAMLP(p.Classes, opts)
 	if err != nil {
 		return nil, nil, err
 	}

@@ -98,7 +98,7 @@ func bamStart005(b *testing.B) (*Solution, [][]int) {
 		b.Fatal(err)
 	}
 	ctx := context.Background()
-	start, _, err := BAMStart(ctx, Problem{Classes: cl, Alpha: 0.8, Gamma: 0.03}, true, perms)
+	start, _, err := BAMStart(ctx, Problem{Classes: cl, Alpha: 0.8, Gamma: 0.03}, BAMOptions{MaxMargin: true, Symmetry: perms})
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -31,8 +31,9 @@ import (
 // 36 permutations within the two groups of siblings, and the 11 blocks of the
 // symmetric BAM start collapse to a uniform block (5/6) and a group-contrast
 // block (1/6) with Ω = 2 states, m0 = m1 > m2: the first transition of
-// Fig. 4A. The catalogue's population prototype lands on a two-block branch
-// too (with fractions 1/2, 1/2; transition locations depend on the branch).
+// Fig. 4A. An independent prototype (a random population of units) lands
+// on a two-block branch too (with fractions 1/2, 1/2; transition locations
+// depend on the branch).
 //
 // Limits of this rule (checked, Fig. 4 data, γ = 0.0677): it is a
 // coarse-graining, not the paper's dynamics. Under per-unit gradient ascent
@@ -43,7 +44,7 @@ import (
 // group-contrast units have the larger per-unit objective, and the
 // two-block branch with fractions 1/2, 1/2 has a higher likelihood
 // (L/N = −0.5140 against −0.5256 at γ = 0.1). The fractions are not fixed by
-// Eqs. 15–17 (catalogue 003-Q10), and the paper reports barriers between
+// Eqs. 15–17, and the paper reports barriers between
 // block sizes, so no branch is singled out by the equations alone.
 
 // symTol is the tolerance of the invariance tests of states and class

@@ -1,8 +1,10 @@
 // Package replica solves, in the thermodynamic limit, the maximum-likelihood
 // weights of a restricted Boltzmann machine with ±1 visible and hidden units
-// and no biases, trained with L2 regularisation on K structured data points
-// (seed 003: "exact solution of RBMs trained on structured data in the
-// undersampled regime").
+// and no biases, trained with L2 regularisation on K structured data points,
+// following the replica paper "Exact solution of RBMs trained on structured
+// data in the undersampled regime" (the text we work from names no authors
+// or year). Equation, figure, section and appendix numbers in this package
+// are that paper's.
 //
 // # Model and conventions
 //
@@ -35,14 +37,15 @@
 // Galerkin projection of Eq. F12 on the data. The paper (App. F, H) claims
 // the exact weights lie in the data span; they do not for K ≥ 3 in the
 // ordered phase, because Eq. 19 adds the state magnetisations ⟨v⟩^ω, which
-// are not linear in σ (catalogue 003-Q5, checked here: TestDataSpanIsApproximate).
-// We follow the catalogue: Exact is the default, DataSpan reproduces the
+// are not linear in σ (checked here: TestDataSpanIsApproximate). So Exact
+// is the default, DataSpan reproduces the
 // paper's parametrisation, and both agree exactly in the paramagnetic phase.
 //
 // By default the Ω states are mixed with equal weights 1/Ω, the paper's
 // printed rule (Eq. 21). Problem.LabelledEqual = true instead weights
 // each state by the share of the data points that reach it, |From_ω|/K
-// (catalogue 003-Q3); the two agree when every data point has its own state
+// (the paper's rule is exact only when the states are degenerate in free
+// energy to o(1/N)); the two agree when every data point has its own state
 // and differ when data points share one (a state no data point reaches gets
 // weight 0 then).
 // The states are the distinct stable saddle points reached by Mattis
@@ -95,7 +98,8 @@
 //
 // # Contexts and callbacks
 //
-// The solvers check their context between iterations and read a nil one as
-// rbm.DefaultContext() (the running notebook cell's context in Harmonium).
+// The solvers take a context first and check it between iterations; a nil
+// context is context.Background(). Knobs are option structs (SweepOptions,
+// BAMOptions) whose zero value is the paper's choice.
 // SweepOptions.Progress is only ever called on the caller's goroutine.
 package replica

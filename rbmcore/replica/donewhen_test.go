@@ -213,7 +213,7 @@ func TestBAMInequalities25(t *testing.T) {
 	cl := mustClasses(t, fig4)
 	k := cl.K
 	ctx := context.Background()
-	start, _, err := BAMStart(ctx, Problem{Classes: cl, Alpha: 0.8, Gamma: 0.03}, true, nil)
+	start, _, err := BAMStart(ctx, Problem{Classes: cl, Alpha: 0.8, Gamma: 0.03}, BAMOptions{MaxMargin: true})
 	if err != nil {
 		t.Fatal(err)
 	}

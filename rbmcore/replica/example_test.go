@@ -66,7 +66,7 @@ func ExampleSweep_symmetry() {
 	cl, _ := tr.Classes()
 	perms, _ := tr.Automorphisms()
 	ctx := context.Background()
-	bam, _, err := replica.BAMStart(ctx, replica.Problem{Classes: cl, Alpha: 0.8, Gamma: 0.03}, true, perms)
+	bam, _, err := replica.BAMStart(ctx, replica.Problem{Classes: cl, Alpha: 0.8, Gamma: 0.03}, replica.BAMOptions{MaxMargin: true, Symmetry: perms})
 	if err != nil {
 		fmt.Println(err)
 		return
@@ -95,7 +95,7 @@ func ExampleBAMLP() {
 	tr := replica.Tree{Children: []int{2, 3}, Flip: []float64{0.25, 0.2}}
 	cl, _ := tr.Classes()
 	pats, _ := replica.AdmissiblePatterns(cl)
-	mix, err := replica.BAMLP(cl, false, nil)
+	mix, err := replica.BAMLP(cl, replica.BAMOptions{})
 	if err != nil {
 		fmt.Println(err)
 		return

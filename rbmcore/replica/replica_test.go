@@ -124,7 +124,7 @@ func TestClassesFromData(t *testing.T) {
 }
 
 // Paramagnetic solution (Eq. 23): closed form for a uniform top eigenvector,
-// I = a tanh I with a = λ_max/(Kγ), and the catalogue's |u|_f = 0.987509 at
+// I = a tanh I with a = λ_max/(Kγ), and the independently computed |u|_f = 0.987509 at
 // γ = 0.30 for the Fig. 4 data.
 func TestParamagneticClosedForm(t *testing.T) {
 	cl := mustClasses(t, fig4)
@@ -239,8 +239,7 @@ func TestThresholdAndOnset(t *testing.T) {
 	checkResiduals(t, ord)
 }
 
-// Regression values of the rank-1 branch (catalogue A7, an independent
-// prototype): m at γ = 0.29, 0.25, 0.20, 0.05.
+// Regression values of the rank-1 branch (an independent prototype): m at γ = 0.29, 0.25, 0.20, 0.05.
 func TestRankOneBranch(t *testing.T) {
 	cl := mustClasses(t, fig4)
 	want := map[float64]float64{0.29: 0.02737, 0.25: 0.11725, 0.20: 0.17489, 0.05: 0.29524}
@@ -439,7 +438,7 @@ func TestJacobian(t *testing.T) {
 
 // The paper's data-span parametrisation (App. F) agrees with the exact
 // solver in the paramagnetic phase, and is only approximate once states
-// exist for K ≥ 3 (catalogue 003-Q5).
+// exist for K ≥ 3.
 func TestDataSpanIsApproximate(t *testing.T) {
 	cl := mustClasses(t, fig4)
 	ctx := context.Background()
@@ -469,7 +468,7 @@ func TestDataSpanIsApproximate(t *testing.T) {
 	}
 }
 
-// BAM phase: the LP of Appendix J (catalogue values: 32 admissible patterns
+// BAM phase: the LP of Appendix J (independently computed: 32 admissible patterns
 // and optimum 8.16 for the Fig. 4 data, 8 patterns and 9.84 for Fig. 2), a
 // bootstrapped solution with Ω = K satisfying inequalities (25), and the
 // approach to the Kosko direction (Eq. 26) as γ decreases.
@@ -484,7 +483,7 @@ func TestBAM(t *testing.T) {
 		if len(pats) != c.n {
 			t.Fatalf("%v: %d admissible patterns, want %d", c.tr, len(pats), c.n)
 		}
-		mix, err := BAMLP(cl, false, nil)
+		mix, err := BAMLP(cl, BAMOptions{})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -494,7 +493,7 @@ func TestBAM(t *testing.T) {
 	}
 	cl := mustClasses(t, fig4)
 	ctx := context.Background()
-	sol, _, err := BAMStart(ctx, Problem{Classes: cl, Alpha: 0.8, Gamma: 0.03}, true, nil)
+	sol, _, err := BAMStart(ctx, Problem{Classes: cl, Alpha: 0.8, Gamma: 0.03}, BAMOptions{MaxMargin: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -705,8 +704,8 @@ func twoBlockStart(t testing.TB) *Solution {
 	return sol
 }
 
-// The two-block branch of Fig. 4A: m0 = m1 > m2 (catalogue prototype values
-// at γ = 0.1), the second transition (m1 and m2 merge, Ω = 2 states with
+// The two-block branch of Fig. 4A: m0 = m1 > m2 (values of an independent
+// prototype at γ = 0.1), the second transition (m1 and m2 merge, Ω = 2 states with
 // one distinct overlap) near γ ≈ 0.2, then the rank drop, the loss of
 // spontaneous states and W → 0 at λ_max/K, in that order.
 func TestSweepTwoTransitions(t *testing.T) {
@@ -763,7 +762,7 @@ func TestSweepUpFromBAM(t *testing.T) {
 		t.Fatalf("%d automorphisms (%v), want 2!·3!·3! = 72", len(perms), err)
 	}
 	ctx := context.Background()
-	start, mix, err := BAMStart(ctx, Problem{Classes: cl, Alpha: 0.8, Gamma: 0.03}, true, perms)
+	start, mix, err := BAMStart(ctx, Problem{Classes: cl, Alpha: 0.8, Gamma: 0.03}, BAMOptions{MaxMargin: true, Symmetry: perms})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -868,7 +867,7 @@ func TestLargeN(t *testing.T) {
 // blocks: uniform 5/6 and group contrast 1/6), on which m1 and m2 merge at
 // γ ≈ 0.1547; then the rank drops, the states vanish and W → 0 at λ_max/K.
 // Reference: the paper (Fig. 4A, Section VI) shows the sequence
-// Ω = 6 → 2 → 1 but prints no γ values (catalogue 003-Q11); the catalogue's
+// Ω = 6 → 2 → 1 but prints no γ values; an independent
 // prototype, a random 60-particle population, finds the same sequence with
 // the first transition at 0.075–0.08 and the second at 0.19–0.20, and says
 // the locations depend on the branch (block fractions). The values asserted
@@ -883,7 +882,7 @@ func TestSweepBAMBothTransitions(t *testing.T) {
 		t.Fatal(err)
 	}
 	ctx := context.Background()
-	start, _, err := BAMStart(ctx, Problem{Classes: cl, Alpha: 0.8, Gamma: 0.03}, true, perms)
+	start, _, err := BAMStart(ctx, Problem{Classes: cl, Alpha: 0.8, Gamma: 0.03}, BAMOptions{MaxMargin: true, Symmetry: perms})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -37,12 +37,12 @@ func (m Mode) String() string {
 // of Mode, LabelledEqual, Tol, MaxNewton and MaxRelax mean Exact, the
 // paper's state weights 1/Ω, 1e-11, 60 and 20000.
 type Problem struct {
-	Classes *Classes
-	Alpha   float64 // M/N > 0
-	Gamma   float64 // regularisation strength > 0
-	Mode    Mode    // parametrisation of the weights
+	Classes *Classes // site classes of the data (required)
+	Alpha   float64  // M/N > 0
+	Gamma   float64  // regularisation strength > 0
+	Mode    Mode     // parametrisation of the weights
 	// LabelledEqual selects the weight π_ω of each state ω in the model term
-	// of Eq. 21, ⟨v h⟩ = Σ_ω π_ω ⟨v⟩^ω⟨h⟩^ω (catalogue item 003-Q3). False
+	// of Eq. 21, ⟨v h⟩ = Σ_ω π_ω ⟨v⟩^ω⟨h⟩^ω. False
 	// (the default) is the paper's printed rule (Eqs. 15–17, 21): each of
 	// the Ω distinct states gets π_ω = 1/Ω, however many data points reach
 	// it. True counts each data point's Mattis state with weight 1/K:
@@ -93,8 +93,8 @@ func (p *Problem) check() error {
 // each with weights w_iµ = U[c]/N on the sites i of class c (with the sign
 // of the site relative to its class pattern).
 type Block struct {
-	Frac float64
-	U    []float64
+	Frac float64   // share of the M hidden units in the block
+	U    []float64 // weight per site class, scaled by N
 }
 
 // State is one saddle point ω of the mean-field equations (Eq. 20), a
@@ -111,9 +111,9 @@ type State struct {
 // of hidden units and the Ω distinct saddle points of Eq. 20, with residuals
 // and the log-likelihood per visible unit.
 type Solution struct {
-	Problem Problem
-	Blocks  []Block
-	States  []State
+	Problem Problem // the problem solved
+	Blocks  []Block // blocks of identical hidden units
+	States  []State // the Ω distinct thermodynamic states
 	Res20   float64 // max residual of Eq. 20 over states, classes and blocks
 	Res21   float64 // max residual of Eq. 21 over classes and blocks (per site, per unit)
 	ResProj float64 // DataSpan: max residual of the projected Eq. F12; Exact: = Res21

@@ -33,9 +33,9 @@ type SweepOptions struct {
 // sweep, bracketed in [Lo, Hi] (in sweep order: the change happens between
 // γ = Lo and γ = Hi).
 type Event struct {
-	Kind   string // "states", "blocks", "rank", "overlaps", "spontaneous", "zero", "jump", "end"
-	Lo, Hi float64
-	Detail string // e.g. "Ω 6 → 2"
+	Kind   string  // "states", "blocks", "rank", "overlaps", "spontaneous", "zero", "jump", "end"
+	Lo, Hi float64 // γ bracket of the change, in sweep order
+	Detail string  // e.g. "Ω 6 → 2"
 }
 
 // String formats the event in one line.
@@ -46,10 +46,10 @@ func (e Event) String() string {
 // Path is the result of a sweep: one solution per requested γ, and the
 // structural events met on the way.
 type Path struct {
-	Solutions []*Solution
-	Events    []Event
-	Steps     int // continuation steps taken (accepted), requested points included
-	Rejected  int // steps rejected and halved
+	Solutions []*Solution // one per requested γ, in order
+	Events    []Event     // structural changes met on the way
+	Steps     int         // continuation steps taken (accepted), requested points included
+	Rejected  int         // steps rejected and halved
 }
 
 // String lists the events.
@@ -354,7 +354,7 @@ func onParamagneticBranch(s *Solution) bool {
 // lagrange returns the weights of the interpolating polynomial in ln γ
 // through the solutions pts evaluated at g. The variable is ln γ because
 // the weights vary on the scale of γ itself (‖W‖ grows like ln(1/γ) as
-// γ → 0, catalogue 003-Q6): with equal steps in γ a polynomial in γ
+// γ → 0, not like 1/γ as the paper states): with equal steps in γ a polynomial in γ
 // predicts poorly at small γ.
 func lagrange(pts []*Solution, g float64) []float64 {
 	w := make([]float64, len(pts))

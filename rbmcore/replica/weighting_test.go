@@ -94,7 +94,7 @@ func TestWeightingSharedState(t *testing.T) {
 func TestWeightingOwnStates(t *testing.T) {
 	ctx := context.Background()
 	cl := mustClasses(t, fig4)
-	bam, _, err := BAMStart(ctx, Problem{Classes: cl, Alpha: 0.8, Gamma: 0.03}, true, nil)
+	bam, _, err := BAMStart(ctx, Problem{Classes: cl, Alpha: 0.8, Gamma: 0.03}, BAMOptions{MaxMargin: true})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -117,7 +117,7 @@ func TestFreezeTrainingRun(t *testing.T) {
 	}
 
 	const n, q = 5, 3
-	clock, err := data.ClockRing(n, q, 300, 1.2, 1)
+	clock, err := data.ClockRing{N: n, P: q, Beta: 1.2}.Sample(context.Background(), 300, 1)
 	if err != nil {
 		t.Fatal(err)
 	}

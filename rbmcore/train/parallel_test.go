@@ -160,7 +160,7 @@ func TestPCDChainsSampleTheModel(t *testing.T) {
 	count := make([]float64, len(p))
 	n := 0
 	for epoch := 1; epoch <= 400; epoch++ {
-		it, _ := set.Minibatches(16, false, 0)
+		it, _ := set.Minibatches(16, data.BatchOptions{InOrder: true})
 		it.Next()
 		if _, err := r.update(context.Background(), it, epoch, 1, tr.LR); err != nil {
 			t.Fatal(err)

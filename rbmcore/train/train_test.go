@@ -573,7 +573,7 @@ func TestHistoryPlot(t *testing.T) {
 // after training and that the likelihood improved on the initialisation.
 func TestPottsGaugeInitGaussian(t *testing.T) {
 	const n, q = 5, 3
-	set, err := data.ClockRing(n, q, 400, 1.2, 1)
+	set, err := data.ClockRing{N: n, P: q, Beta: 1.2}.Sample(context.Background(), 400, 1)
 	if err != nil {
 		t.Fatal(err)
 	}

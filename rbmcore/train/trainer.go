@@ -339,7 +339,7 @@ func (r *run) loop(ctx context.Context) (*History, error) {
 		if k < 1 || !(lr > 0) || math.IsInf(lr, 0) {
 			return r.hist, fmt.Errorf("train: the schedule gave k = %d, η = %v at epoch %d", k, lr, epoch)
 		}
-		it, err := r.set.Minibatches(r.o.Batch, true, r.o.Seed^uint64(epoch)*0x9e3779b97f4a7c15)
+		it, err := r.set.Minibatches(r.o.Batch, data.BatchOptions{Seed: r.o.Seed ^ uint64(epoch)*0x9e3779b97f4a7c15})
 		if err != nil {
 			return r.hist, err
 		}

@@ -1,6 +1,7 @@
 package mapping
 
 import (
+	"context"
 	"fmt"
 	"math"
 	"testing"
@@ -9,22 +10,22 @@ import (
 	"gonum.org/v1/gonum/mat"
 )
 
-// The literal model of catalogue §7.3 (seed 001 conventions: threshold c,
-// here θ = −c) and its interactions, computed there by brute force with numpy.
+// A small reference model ([BR21] conventions: threshold c, here θ = −c)
+// and its interactions, computed independently by brute force with numpy.
 var (
-	catW = []float64{
+	refW = []float64{
 		0.5, -0.3, 0.8,
 		-0.7, 0.4, 0.2,
 		0.1, 0.9, -0.6,
 		0.3, -0.5, 0.45,
 	}
-	catB = []float64{0.1, -0.2, 0.3, -0.4}
-	catC = []float64{0.25, -0.5, 1.0}
+	refB = []float64{0.1, -0.2, 0.3, -0.4}
+	refC = []float64{0.25, -0.5, 1.0}
 	// 1-based site sets in the order {1} {2} {3} {4} {1,2} {1,3} {1,4} {2,3}
 	// {2,4} {3,4} {1,2,3} {1,2,4} {1,3,4} {2,3,4} {1,2,3,4}.
-	catSets = [][]int{{1}, {2}, {3}, {4}, {1, 2}, {1, 3}, {1, 4}, {2, 3}, {2, 4}, {3, 4},
+	refSets = [][]int{{1}, {2}, {3}, {4}, {1, 2}, {1, 3}, {1, 4}, {2, 3}, {2, 4}, {3, 4},
 		{1, 2, 3}, {1, 2, 4}, {1, 3, 4}, {2, 3, 4}, {1, 2, 3, 4}}
-	catWant = map[string][]float64{
+	refWant = map[string][]float64{
 		"gaussian": {-0.485, 0.32, 1.915, -0.90375, -0.31, -0.7, 0.66, 0.17, -0.32, -0.69, 0, 0, 0, 0, 0},
 		"relu": {0.713301873295, -0.0779996561415, 1.22963536342, -0.361794921332,
 			-0.120742402642, -0.238806324599, 0.223560973558, 0.202293530962, -0.131680337228, -0.286342869439,
@@ -38,8 +39,8 @@ var (
 	}
 )
 
-// catalogueModel builds the §7.3 model with the given hidden kind (γ = 1).
-func catalogueModel(kind string) *rbm.RBM {
+// referenceModel builds the reference model with the given hidden kind (γ = 1).
+func referenceModel(kind string) *rbm.RBM {
 	var hid rbm.Layer
 	switch kind {
 	case "gaussian":
@@ -52,22 +53,22 @@ func catalogueModel(kind string) *rbm.RBM {
 		hid = rbm.Poisson(3)
 	}
 	theta := paramByName(hid, "theta")
-	for u, c := range catC {
+	for u, c := range refC {
 		theta[u] = -c
 	}
 	vis := rbm.Binary(4)
-	copy(vis.Theta, catB)
-	return &rbm.RBM{Visible: vis, Hidden: hid, W: mat.NewDense(4, 3, append([]float64(nil), catW...))}
+	copy(vis.Theta, refB)
+	return &rbm.RBM{Visible: vis, Hidden: hid, W: mat.NewDense(4, 3, append([]float64(nil), refW...))}
 }
 
-func TestCatalogueVectors(t *testing.T) {
-	for kind, want := range catWant {
-		m := catalogueModel(kind)
+func TestReferenceVectors(t *testing.T) {
+	for kind, want := range refWant {
+		m := referenceModel(kind)
 		mp, err := New(m)
 		if err != nil {
 			t.Fatal(err)
 		}
-		for i, set := range catSets {
+		for i, set := range refSets {
 			sites := make([]int, len(set))
 			for j, k := range set {
 				sites[j] = k - 1
@@ -77,7 +78,7 @@ func TestCatalogueVectors(t *testing.T) {
 				t.Fatal(err)
 			}
 			if d := math.Abs(got - want[i]); !(d <= 1e-11*math.Max(1, math.Abs(want[i]))) {
-				t.Errorf("%s: I%v = %.13g, catalogue %.13g", kind, set, got, want[i])
+				t.Errorf("%s: I%v = %.13g, reference %.13g", kind, set, got, want[i])
 			}
 			if kind == "gaussian" && len(set) >= 3 && got != 0 {
 				t.Errorf("Linear I%v = %g, want exactly 0", set, got)
@@ -86,9 +87,9 @@ func TestCatalogueVectors(t *testing.T) {
 	}
 }
 
-// ExampleMapper_Term maps the ReLU RBM of catalogue §7.3 (N = 4, M = 3).
+// ExampleMapper_Term maps the ReLU RBM of the reference model (N = 4, M = 3).
 func ExampleMapper_Term() {
-	m := catalogueModel("relu")
+	m := referenceModel("relu")
 	mp, err := New(m)
 	if err != nil {
 		fmt.Println(err)
@@ -105,7 +106,7 @@ func ExampleMapper_Term() {
 // ExampleAll lists every interaction of a two-site Step RBM.
 func ExampleAll() {
 	m := &rbm.RBM{Visible: rbm.Binary(2), Hidden: rbm.Binary(1), W: mat.NewDense(2, 1, []float64{1, -1})}
-	terms, err := All(m, 2)
+	terms, err := All(context.Background(), m, 2)
 	if err != nil {
 		fmt.Println(err)
 		return
