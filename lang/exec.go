@@ -654,29 +654,43 @@ func crashError(code, src string, r any) *Error {
 	return &Error{Name: "CompileError", Value: msg, Traceback: withSource(src, "CompileError: "+msg)}
 }
 
-// execute runs a compiled program under ctx.
+// execute runs a compiled program under ctx (see run).
 func (s *Session) execute(ctx context.Context, prog *interp.Program, src string) (v reflect.Value, e *Error) {
-	v, err := s.in.ExecuteWithContext(ctx, prog)
-	if err == nil {
-		if c := s.current(); c != nil {
-			s.curMu.Lock()
-			e := c.limitErr // the guard ended the program's goroutine: stop the cell here
-			s.curMu.Unlock()
-			if e != nil {
-				return reflect.Value{}, e
-			}
-		}
-		return v, nil
+	c := s.current()
+	n := 0
+	if c != nil {
+		n = c.n
 	}
-	if ctx.Err() != nil && errors.Is(err, ctx.Err()) {
+	x, state, err := s.run(ctx, n, prog)
+	if err != nil {
+		return reflect.Value{}, &Error{Name: "ExecutionError", Value: err.Error(), Traceback: []string{"ExecutionError: " + err.Error()}}
+	}
+	switch state {
+	case stopped:
 		s.yerr.takeFrames()
-		return reflect.Value{}, &Error{Name: "Interrupted", Value: errInterrupted.Error(), Traceback: []string{"Interrupted: " + errInterrupted.Error()}}
+		return reflect.Value{}, interruptedError(n, false)
+	case abandoned:
+		if c != nil {
+			s.abandon(c, x)
+		}
+		return reflect.Value{}, interruptedError(n, true)
+	}
+	if c != nil {
+		s.curMu.Lock()
+		e := c.limitErr // the guard ended the program's goroutine: stop the cell here
+		s.curMu.Unlock()
+		if e != nil {
+			return reflect.Value{}, e
+		}
+	}
+	if x.err == nil {
+		return x.res, nil
 	}
 	var p interp.Panic
-	if errors.As(err, &p) {
+	if errors.As(x.err, &p) {
 		return reflect.Value{}, explainMethodNotFound(panicError(p.Value, s.yerr.takeFrames(), "panic"))
 	}
-	return reflect.Value{}, compileError(src, err)
+	return reflect.Value{}, compileError(src, x.err)
 }
 
 // eval compiles and runs code.

@@ -2,10 +2,14 @@ package lang
 
 import (
 	"context"
+	"fmt"
+	"reflect"
 	"runtime"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/traefik/yaegi/interp"
 
 	"github.com/harmonium-rbm/harmonium/rbmcore/rbm"
 )
@@ -108,5 +112,64 @@ func (b Buggy) Sample(rng *rand.Rand, in, out []float64, beta float64) error { p
 	}
 	if _, res := mustRun(t, s, "2 * 21"); plain(res) != "42" {
 		t.Errorf("after the layer panic: 2 * 21 = %q", plain(res))
+	}
+}
+
+// useSlowPackage makes a compiled package "slowpkg" importable in s whose
+// Slow(ms) ignores every context: it sleeps, prints "LATE" (compiled
+// output, after the interrupt) and returns 7.
+func useSlowPackage(t *testing.T, s *Session) {
+	t.Helper()
+	syms := map[string]reflect.Value{"Slow": reflect.ValueOf(func(ms int) int {
+		time.Sleep(time.Duration(ms) * time.Millisecond)
+		fmt.Println("LATE")
+		return 7
+	})}
+	if err := s.in.Use(interp.Exports{"slowpkg/slowpkg": syms}); err != nil {
+		t.Fatal(err)
+	}
+	s.exports["slowpkg"], s.names["slowpkg"] = syms, "slowpkg"
+	mustRun(t, s, "import \"slowpkg\"\nimport \"fmt\"")
+}
+
+// TestInterruptAbandonedCell interrupts cells inside a compiled call that
+// ignores its context: the interrupt is answered within a second; none of
+// the cell's further statements runs, neither its variables nor the
+// interrupted statement's are assigned, and nothing it prints afterwards
+// reaches the next cell, which waits for the call to return.
+func TestInterruptAbandonedCell(t *testing.T) {
+	s := newSession(t)
+	useSlowPackage(t, s)
+	for _, c := range []struct{ name, cell string }{
+		{"statement after the call", "x := 1\ny := slowpkg.Slow(1500)\nx = 2\nfmt.Println(\"AFTER\", x, y)"},
+		{"same statement", "x := 1\ny := 0\nfmt.Println(\"AFTER\", slowpkg.Slow(1500)); x, y = 2, 3"},
+		{"final expression", "x := 1\ny := 0\nslowpkg.Slow(1500) + 1"},
+		{"in a function", "x := 1\ny := 0\nfunc() { slowpkg.Slow(1500); x, y = 2, 3; fmt.Println(\"AFTER\") }()"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			ctx, cancel := context.WithCancel(context.Background())
+			results := make(chan Result, 1)
+			go func() { results <- s.Execute(ctx, c.cell, &recorder{}) }()
+			time.Sleep(300 * time.Millisecond)
+			t0 := time.Now()
+			cancel()
+			res := <-results
+			if d := time.Since(t0); d > time.Second {
+				t.Errorf("the interrupt was answered after %v, want within 1 s", d)
+			}
+			if res.Err == nil || res.Err.Name != "Interrupted" || !strings.Contains(res.Err.Value, "still running a compiled call") {
+				t.Fatalf("error %+v, want Interrupted naming the compiled call still running", res.Err)
+			}
+			rec, res := mustRun(t, s, "fmt.Println(\"NEXT\")\nfmt.Sprint(x, \" \", y)")
+			if out := rec.stdout.String(); out != "NEXT\n" {
+				t.Errorf("the next cell printed %q, want only its own NEXT", out)
+			}
+			if got := plain(res); got != `"1 0"` {
+				t.Errorf("after the abandoned cell, x y = %s, want \"1 0\" (no statement of it ran after the interrupt)", got)
+			}
+			if !strings.Contains(rec.stderr.String(), "Waiting for cell") || !strings.Contains(rec.stderr.String(), "discarded") {
+				t.Errorf("the next cell's stderr %q does not say it waited and discarded the late output", rec.stderr.String())
+			}
+		})
 	}
 }

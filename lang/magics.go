@@ -159,10 +159,10 @@ func (s *Session) timeit(ctx context.Context, c *cell, arg string) *Error {
 		return usage("%%timeit needs code to time")
 	}
 	saved := c.out
-	c.out = discardOutput{}
-	defer func() { c.out = saved }()
+	s.setOut(c, discardOutput{})
+	defer s.setOut(c, saved)
 	if e := s.runGo(ctx, c, code); e != nil {
-		c.out = saved
+		s.setOut(c, saved)
 		return e
 	}
 	c.hasResult = false

@@ -85,8 +85,11 @@ type Session struct {
 	stdout, stderr *pipeCapture
 	yerr           *stderrSplitter
 
-	curMu    sync.Mutex
-	cur      *cell
+	curMu     sync.Mutex
+	cur       *cell
+	abandoned *abandonedCell // an interrupted cell whose program still runs (see interrupt.go)
+
+	empty *interp.Program // the empty program arm runs
 	progress map[string]bool // progress bars already shown (Jupyter mode)
 	ctxVar   context.Context // the `ctx` visible in cells
 }
@@ -143,6 +146,7 @@ func (s *Session) reset() error {
 		Unrestricted: true,
 		Args:         []string{"harmonium"},
 	})
+	s.empty = nil
 	s.exports = map[string]map[string]reflect.Value{}
 	s.names = map[string]string{}
 	for _, table := range []map[string]map[string]reflect.Value{yaegistd.Symbols, stdlib.Symbols} {
@@ -299,11 +303,8 @@ func (s *Session) Close() {
 
 // emit sends captured text to the current cell.
 func (s *Session) emit(name, text string) {
-	s.curMu.Lock()
-	c := s.cur
-	s.curMu.Unlock()
-	if c != nil && c.out != nil {
-		c.out.Stream(name, text)
+	if _, out := s.currentOut(); out != nil {
+		out.Stream(name, text)
 		return
 	}
 	if name == "stderr" {
@@ -315,6 +316,26 @@ func (s *Session) current() *cell {
 	s.curMu.Lock()
 	defer s.curMu.Unlock()
 	return s.cur
+}
+
+// setOut changes the Output of cell c (which readers outside the cell's
+// goroutine read with currentOut).
+func (s *Session) setOut(c *cell, out Output) {
+	s.curMu.Lock()
+	c.out = out
+	s.curMu.Unlock()
+}
+
+// currentOut returns the current cell and its Output (nil if none). The
+// Output changes when the cell is abandoned (see abandon), so code running
+// outside the cell's goroutine reads it here.
+func (s *Session) currentOut() (*cell, Output) {
+	s.curMu.Lock()
+	defer s.curMu.Unlock()
+	if s.cur == nil {
+		return nil, nil
+	}
+	return s.cur, s.cur.out
 }
 
 // guardSite registers a function declared at line of the running cell for
@@ -402,23 +423,23 @@ func (c cellContext) String() string { return "harmonium.CellContext" }
 
 // Display implements display.Sink for the running cell.
 func (s *Session) Display(data, metadata map[string]any, id string, update bool) {
-	if c := s.current(); c != nil && c.out != nil {
-		c.out.Display(data, metadata, map[string]any{"display_id": id}, update)
+	if _, out := s.currentOut(); out != nil {
+		out.Display(data, metadata, map[string]any{"display_id": id}, update)
 	}
 }
 
 // Clear implements display.Sink.
 func (s *Session) Clear(wait bool) {
-	if c := s.current(); c != nil && c.out != nil {
-		c.out.ClearOutput(wait)
+	if _, out := s.currentOut(); out != nil {
+		out.ClearOutput(wait)
 	}
 }
 
 // Progress implements display.Sink: an HTML bar updated in place, or a text
 // bar redrawn with carriage returns in terminal mode.
 func (s *Session) Progress(id, label string, done, total int) {
-	c := s.current()
-	if c == nil || c.out == nil {
+	_, out := s.currentOut()
+	if out == nil {
 		return
 	}
 	if s.opts.Terminal {
@@ -426,7 +447,7 @@ func (s *Session) Progress(id, label string, done, total int) {
 		if total > 0 && done >= total {
 			end = "\n"
 		}
-		c.out.Stream("stderr", "\r"+display.ProgressText(label, done, total, 30)+end)
+		out.Stream("stderr", "\r"+display.ProgressText(label, done, total, 30)+end)
 		return
 	}
 	s.curMu.Lock()
@@ -437,7 +458,7 @@ func (s *Session) Progress(id, label string, done, total int) {
 		"text/html":  display.ProgressHTML(label, done, total),
 		"text/plain": display.ProgressText(label, done, total, 30),
 	}
-	c.out.Display(data, map[string]any{}, map[string]any{"display_id": id}, seen)
+	out.Display(data, map[string]any{}, map[string]any{"display_id": id}, seen)
 }
 
 // clearValue implements the clear builtin for maps and slices.
@@ -456,6 +477,11 @@ func clearValue(v any) {
 func (s *Session) Execute(ctx context.Context, code string, out Output) Result {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	// An interrupted cell's program still inside a compiled call must end
+	// before the interpreter runs anything else.
+	if e := s.awaitAbandoned(ctx, out); e != nil {
+		return Result{Err: e}
+	}
 	// A cell may have closed os.Stdout or os.Stderr; the next one gets its
 	// output captured again.
 	for _, p := range []*pipeCapture{s.stdout, s.stderr} {
@@ -487,7 +513,11 @@ func (s *Session) Execute(ctx context.Context, code string, out Output) Result {
 
 	s.stdout.Sync()
 	s.stderr.Sync()
-	os.Stdout, os.Stderr = oldOut, oldErr
+	if !s.busy() {
+		// An abandoned cell's compiled call keeps writing into the
+		// capture, which discards it, not onto the process's streams.
+		os.Stdout, os.Stderr = oldOut, oldErr
+	}
 	rbm.SetDefaultContext(prevCtx)
 	display.SetSink(prevSink)
 	s.curMu.Lock()
@@ -576,12 +606,12 @@ type stdinReader struct {
 
 func (r *stdinReader) Read(p []byte) (int, error) {
 	if len(r.buf) == 0 {
-		c := r.s.current()
-		if c == nil || c.out == nil {
+		_, out := r.s.currentOut()
+		if out == nil {
 			return 0, io.EOF
 		}
 		r.s.stdout.Sync() // show what was printed before the prompt
-		line, err := c.out.Input("", false)
+		line, err := out.Input("", false)
 		if err != nil {
 			return 0, io.EOF
 		}

@@ -208,7 +208,13 @@ func (s *Session) commitTypes(src string, items []item) {
 // Globals panics when a compile declared variables that no execution has yet
 // allocated (a cell that failed between the two); running an empty program
 // allocates them.
+//
+// While an abandoned cell's program still runs (see interrupt.go), the
+// interpreter is not touched and there are no globals to see.
 func (s *Session) globals() map[string]reflect.Value {
+	if s.busy() {
+		return map[string]reflect.Value{}
+	}
 	for attempt := 0; attempt < 2; attempt++ {
 		g, ok := func() (g map[string]reflect.Value, ok bool) {
 			defer func() {
@@ -316,7 +322,13 @@ func (s *Session) isHandle(name string) bool { return s.handles[name] }
 // probe evaluates a side-effect-free expression in the global scope. It runs
 // on a goroutine of its own: should the expression call a runaway recursion,
 // the depth guard ends that goroutine (runtime.Goexit), not the caller's.
+//
+// It fails while an abandoned cell's program still runs: executing anything
+// would let that program go on (see interrupt.go).
 func (s *Session) probe(expr string) (v reflect.Value, ok bool) {
+	if s.busy() {
+		return reflect.Value{}, false
+	}
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
