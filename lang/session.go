@@ -89,7 +89,7 @@ type Session struct {
 	cur       *cell
 	abandoned *abandonedCell // an interrupted cell whose program still runs (see interrupt.go)
 
-	empty *interp.Program // the empty program arm runs
+	empty    *interp.Program // the empty program arm runs
 	progress map[string]bool // progress bars already shown (Jupyter mode)
 	ctxVar   context.Context // the `ctx` visible in cells
 }
