@@ -28,8 +28,11 @@ func nativeFrames(fn string) bool {
 }
 
 // TestInterruptWithoutContext checks that long rbmcore calls made from a
-// cell without a context (or with a nil one) stop within a second of the
-// interrupt, and that the session keeps working.
+// cell without a context (or with a nil one) are answered within a second
+// of the interrupt: they stop within that second, or, when the call checks
+// its context too rarely to stop in time (a loaded machine, the race
+// detector), the cell is abandoned and the next cell waits for the call to
+// end; either way the session keeps working.
 func TestInterruptWithoutContext(t *testing.T) {
 	s := newSession(t)
 	// A binary–dReLU model goes through Pairwise's elementwise workers
@@ -57,14 +60,21 @@ chains, _ := rbm.NewChains(plm, 50, 1)`)
 		}
 		cancelled := time.Now()
 		cancel()
-		if res := <-results; res.Err == nil || res.Err.Name != "Interrupted" {
+		res := <-results
+		if d := time.Since(cancelled); d > time.Second {
+			t.Errorf("%q: the interrupt was answered after %v, want within 1 s", c.cell, d)
+		}
+		if res.Err == nil || res.Err.Name != "Interrupted" {
 			t.Errorf("%q: error %+v, want Interrupted", c.cell, res.Err)
 		}
-		for nativeFrames(c.frame) && time.Since(cancelled) < time.Second {
-			time.Sleep(20 * time.Millisecond)
-		}
-		if nativeFrames(c.frame) {
-			t.Errorf("%q: the native call (%s) still runs 1 s after the interrupt", c.cell, c.frame)
+		if res.Err != nil && !strings.Contains(res.Err.Value, "still running") {
+			// Stopped, not abandoned: the native call has ended.
+			for nativeFrames(c.frame) && time.Since(cancelled) < time.Second {
+				time.Sleep(20 * time.Millisecond)
+			}
+			if nativeFrames(c.frame) {
+				t.Errorf("%q: reported stopped, but the native call (%s) still runs 1 s after the interrupt", c.cell, c.frame)
+			}
 		}
 		if _, res := mustRun(t, s, "1 + 1"); plain(res) != "2" {
 			t.Errorf("after interrupting %q: 1 + 1 = %q", c.cell, plain(res))
