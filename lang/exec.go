@@ -36,6 +36,9 @@ func (s *Session) runGo(ctx context.Context, c *cell, src string) *Error {
 	if err != nil {
 		return syntaxError(src, err)
 	}
+	if e := s.useOfFailedDecl(src, items); e != nil {
+		return e
+	}
 	// Imports.
 	for _, it := range items {
 		if it.kind == itemImport {
@@ -109,6 +112,9 @@ func (s *Session) runGo(ctx context.Context, c *cell, src string) *Error {
 		if e := s.evalStmts(ctx, c, src, ch.items, isLast); e != nil {
 			return e
 		}
+	}
+	if it, ok := declaresMain(src, items); ok {
+		return s.runMain(ctx, src, it)
 	}
 	return nil
 }
@@ -299,6 +305,9 @@ func (s *Session) evalDecls(ctx context.Context, src string, items []item, carri
 		for _, it := range items {
 			s.recordDecl(src[it.start:it.end])
 		}
+		s.forgetFailedDecls(src, items)
+	} else if e.Name == "CompileError" || e.Name == "SyntaxError" {
+		s.recordFailedDecls(s.cellNumber(), src, items, e)
 	}
 	return e
 }

@@ -74,6 +74,7 @@ type Session struct {
 	imports map[string]string                   // name in cells -> import path
 	handles map[string]bool                     // variables holding a *display.Handle
 	decls   map[string]string                   // func/type/const names declared by cells -> kind
+	failed  map[string]failedDecl               // names whose declaration failed (see failed.go)
 	types   map[string]*typeRec                 // types declared by cells, by user-visible name
 	renames map[string]string                   // redefined type name -> current internal name
 	pending pendingTypes                        // renames of the running cell
@@ -185,6 +186,7 @@ func (s *Session) reset() error {
 	s.imports = map[string]string{}
 	s.handles = map[string]bool{}
 	s.decls = map[string]string{}
+	s.failed = map[string]failedDecl{}
 	s.types = map[string]*typeRec{}
 	s.renames = map[string]string{}
 	var pre strings.Builder

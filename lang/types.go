@@ -142,6 +142,10 @@ func (s *Session) prepareTypes(src string) (string, string, error) {
 	for k, v := range s.renames {
 		all[k] = v
 	}
+	if _, ok := declaresMain(src, items); ok {
+		all["main"] = mainName
+		s.pending.renames["main"] = mainName
+	}
 	for _, t := range sortedKeys(redefined) {
 		s.counter++
 		all[t] = fmt.Sprintf("%s__%d", t, s.counter)
