@@ -39,6 +39,9 @@ func (s *Session) runGo(ctx context.Context, c *cell, src string) *Error {
 	if e := s.useOfFailedDecl(src, items); e != nil {
 		return e
 	}
+	if e := s.autoImports(ctx, src, items); e != nil {
+		return e
+	}
 	// Imports.
 	for _, it := range items {
 		if it.kind == itemImport {

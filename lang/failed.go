@@ -54,20 +54,7 @@ func (s *Session) useOfFailedDecl(src string, items []item) *Error {
 	if len(s.failed) == 0 {
 		return nil
 	}
-	own := map[string]bool{}
-	for _, it := range items {
-		text := src[it.start:it.end]
-		switch it.kind {
-		case itemDecl:
-			for _, n := range declNames(text) {
-				own[n] = true
-			}
-		case itemStmt:
-			for _, n := range definedNames(text) {
-				own[n] = true
-			}
-		}
-	}
+	own := cellNames(src, items)
 	for _, it := range items {
 		for _, u := range unresolvedIn(src, it) {
 			fd, failed := s.failed[u.name]
