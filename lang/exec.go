@@ -74,17 +74,28 @@ func (s *Session) runGo(ctx context.Context, c *cell, src string) *Error {
 			}
 		}
 	}
-	var hoisted []item
+	var hoisted, deferred []item
 	var chunks []chunk
-	adjacent := false // the previous item went to the last chunk
+	adjacent := false            // the previous item went to the last chunk
+	defined := map[string]bool{} // names declared by the items so far
 	for _, it := range items {
+		text := src[it.start:it.end]
 		switch {
 		case it.kind == itemImport || it.kind == itemPackage:
 			adjacent = false
-		case it.kind == itemDecl && !mentions(src[it.start:it.end], stmtNames):
+		case it.kind == itemDecl && !mentions(text, stmtNames):
 			hoisted = append(hoisted, it)
 			adjacent = false
+		case it.kind == itemDecl && usesLater(text, stmtNames, defined):
+			// A declaration above the statement declaring a name it uses
+			// (func main above a package-level var, as a program may have
+			// it): after the cell's statements.
+			deferred = append(deferred, it)
+			adjacent = false
 		default:
+			for _, n := range append(definedNames(text), declNames(text)...) {
+				defined[n] = true
+			}
 			// A statement chunk is one span of the cell: consecutive statements only.
 			if n := len(chunks); n > 0 && adjacent && chunks[n-1].kind == itemStmt && it.kind == itemStmt {
 				chunks[n-1].items = append(chunks[n-1].items, it)
@@ -116,10 +127,27 @@ func (s *Session) runGo(ctx context.Context, c *cell, src string) *Error {
 			return e
 		}
 	}
+	if len(deferred) > 0 {
+		if e := s.evalDecls(ctx, src, deferred, ""); e != nil {
+			return e
+		}
+	}
 	if it, ok := declaresMain(src, items); ok {
 		return s.runMain(ctx, src, it)
 	}
 	return nil
+}
+
+// usesLater reports whether declaration text uses a name of stmtNames that
+// is not yet in defined.
+func usesLater(text string, stmtNames, defined map[string]bool) bool {
+	later := map[string]bool{}
+	for n := range stmtNames {
+		if !defined[n] {
+			later[n] = true
+		}
+	}
+	return mentions(text, later)
 }
 
 // definedNames lists the names a top-level statement declares (x := …, var x …).

@@ -373,12 +373,9 @@ func (s *Session) userNames() []string {
 	}
 	var names []string
 	for n := range set {
-		if strings.HasPrefix(n, "__hm") || n == "ctx" || n == "_" {
-			continue
-		}
 		if u, ok := user[n]; ok {
 			n = u
-		} else if strings.Contains(n, "__") {
+		} else if strings.Contains(n, "__") || n == "ctx" || n == "_" {
 			continue
 		}
 		names = append(names, n)
