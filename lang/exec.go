@@ -39,16 +39,16 @@ func (s *Session) runGo(ctx context.Context, c *cell, src string) *Error {
 	if e := s.useOfFailedDecl(src, items); e != nil {
 		return e
 	}
-	if e := s.autoImports(ctx, src, items); e != nil {
-		return e
-	}
-	// Imports.
+	// Imports, then the standard-library packages used without one.
 	for _, it := range items {
 		if it.kind == itemImport {
 			if e := s.importItem(ctx, src, it); e != nil {
 				return e
 			}
 		}
+	}
+	if e := s.autoImports(ctx, src, items); e != nil {
+		return e
 	}
 	// Names declared by top-level statements.
 	stmtNames := map[string]bool{}
@@ -86,7 +86,7 @@ func (s *Session) runGo(ctx context.Context, c *cell, src string) *Error {
 		case it.kind == itemDecl && !mentions(text, stmtNames):
 			hoisted = append(hoisted, it)
 			adjacent = false
-		case it.kind == itemDecl && usesLater(text, stmtNames, defined):
+		case it.kind == itemDecl && usesLater(src, items, it, stmtNames, defined):
 			// A declaration above the statement declaring a name it uses
 			// (func main above a package-level var, as a program may have
 			// it): after the cell's statements.
@@ -138,16 +138,30 @@ func (s *Session) runGo(ctx context.Context, c *cell, src string) *Error {
 	return nil
 }
 
-// usesLater reports whether declaration text uses a name of stmtNames that
-// is not yet in defined.
-func usesLater(text string, stmtNames, defined map[string]bool) bool {
+// usesLater reports whether declaration it uses a name of stmtNames that
+// no item before it has declared (not in defined), while no statement after
+// it uses the names it declares: it can wait for the end of the cell.
+func usesLater(src string, items []item, it item, stmtNames, defined map[string]bool) bool {
+	text := src[it.start:it.end]
+	own := map[string]bool{}
+	for _, n := range declNames(text) {
+		own[n] = true
+	}
 	later := map[string]bool{}
 	for n := range stmtNames {
-		if !defined[n] {
+		if !defined[n] && !own[n] {
 			later[n] = true
 		}
 	}
-	return mentions(text, later)
+	if !mentions(text, later) {
+		return false
+	}
+	for _, other := range items {
+		if other.start > it.start && other.kind == itemStmt && mentions(src[other.start:other.end], own) {
+			return false
+		}
+	}
+	return true
 }
 
 // definedNames lists the names a top-level statement declares (x := …, var x …).

@@ -226,3 +226,15 @@ func interruptedError(cell int, abandoned bool) *Error {
 	}
 	return &Error{Name: "Interrupted", Value: msg, Traceback: []string{"Interrupted: " + msg}}
 }
+
+// sleep is time.Sleep for cells (the rewrite calls it for time.Sleep): it
+// returns early when the running cell is interrupted, so that the most
+// common long call a cell makes never leaves the cell abandoned.
+func (s *Session) sleep(d time.Duration) {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+	case <-s.ctxVar.Done():
+	}
+}

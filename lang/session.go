@@ -176,6 +176,7 @@ func (s *Session) reset() error {
 		"Enter":     reflect.ValueOf(s.guards.Enter),
 		"Leave":     reflect.ValueOf(s.guards.Leave),
 		"MakeSize":  reflect.ValueOf(checkMake),
+		"Sleep":     reflect.ValueOf(s.sleep),
 	}
 	for k, v := range unnamedInterfaceHelpers {
 		hm[k] = v
