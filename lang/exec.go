@@ -365,7 +365,7 @@ func (s *Session) rewriteDecl(src string, start int, text string, asInt bool) (s
 	if err != nil {
 		return "", false, syntaxError(src, shiftDeclErr(err, src, start))
 	}
-	r := &rewriter{ed: &editor{src: text}, file: file, root: f, prefix: len(declPrefix), oracle: s, next: &s.counter, rangeAsInt: asInt,
+	r := &rewriter{ed: &editor{src: text, cell: src, base: start}, file: file, root: f, prefix: len(declPrefix), oracle: s, next: &s.counter, rangeAsInt: asInt,
 		site: s.guardSite, cell: src, base: start}
 	r.rewrite(nil)
 	if r.err != nil {
@@ -387,6 +387,7 @@ func (s *Session) recordDecl(text string) {
 		case *ast.FuncDecl:
 			if x.Recv == nil {
 				s.decls[x.Name.Name] = "func"
+				s.declCell[x.Name.Name] = s.cellNumber()
 			}
 		case *ast.GenDecl:
 			for _, sp := range x.Specs {
@@ -569,7 +570,9 @@ func (s *Session) prepareStmts(c *cell, src string, items []item, final bool, pr
 		finalStmt, _ = body.List[len(body.List)-1].(*ast.ExprStmt)
 	}
 	build := func(asInt bool) (string, *rewriter, *Error) {
-		r := &rewriter{ed: &editor{src: text}, file: file, body: body, oracle: s, next: &s.counter, rangeAsInt: asInt,
+		ed := &editor{src: text, cell: src, base: start}
+		markStatements(ed, file, body, start)
+		r := &rewriter{ed: ed, file: file, body: body, oracle: s, next: &s.counter, rangeAsInt: asInt,
 			site: s.guardSite, cell: src, base: start}
 		if finalStmt != nil {
 			r.wrapFinal = s.showable(finalStmt.X)
@@ -715,6 +718,7 @@ func (s *Session) execute(ctx context.Context, prog *interp.Program, src string)
 	if c != nil {
 		n = c.n
 	}
+	s.at.Store(0)
 	x, state, err := s.run(ctx, n, prog)
 	if err != nil {
 		return reflect.Value{}, &Error{Name: "ExecutionError", Value: err.Error(), Traceback: []string{"ExecutionError: " + err.Error()}}
@@ -742,7 +746,7 @@ func (s *Session) execute(ctx context.Context, prog *interp.Program, src string)
 	}
 	var p interp.Panic
 	if errors.As(x.err, &p) {
-		return reflect.Value{}, explainMethodNotFound(panicError(p.Value, s.yerr.takeFrames(), "panic"))
+		return reflect.Value{}, explainMethodNotFound(s.placeFrames(panicError(p.Value, s.yerr.takeFrames(), "panic"), src))
 	}
 	return reflect.Value{}, compileError(src, x.err)
 }
@@ -812,6 +816,7 @@ func panicError(r any, frames []string, kind string) *Error {
 	if err, ok := r.(error); ok {
 		val = err.Error()
 	}
+	val = goMessage(val)
 	tb := []string{fmt.Sprintf("%s: %s", kind, val)}
 	for _, f := range frames {
 		loc, fn, _ := strings.Cut(cellPos(f), ": panic: ")

@@ -113,3 +113,42 @@ func TestTimeitKeepsNamesLocal(t *testing.T) {
 		t.Errorf("after %%timeit leaked := 3: error %+v, want undefined: leaked", res.Err)
 	}
 }
+
+// TestRuntimeErrorPositions checks that runtime errors carry Go's message
+// and the line of the cell where they happened, also through a function
+// declared in an earlier cell, and that the error of a cell's last
+// expression points at its column.
+func TestRuntimeErrorPositions(t *testing.T) {
+	s := newSession(t)
+	mustRun(t, s, "func h(i int) int {\n\tpanic(\"boom\")\n}")
+	hCell := s.cellNumber()
+	for _, c := range []struct{ cell, msg, at string }{
+		{"fmt.Println(1)\nfmt.Println(2)\nh(1)", "boom", "line 3, column 1"},
+		{"xs := []int{1, 2, 3}\nk := 5\n_ = k\nxs[k] = 1", "index out of range", "line 4, column 1"},
+		{"a := 1\nb := 0\n\n\n\nfmt.Println(a / b)", "integer divide by zero", "line 6, column 1"},
+		{"var m map[string]int\nm[\"a\"] = 1", "assignment to entry in nil map", "line 2, column 1"},
+	} {
+		_, res := run(t, s, c.cell)
+		if res.Err == nil {
+			t.Errorf("%q ran without error", c.cell)
+			continue
+		}
+		tb := strings.Join(res.Err.Traceback, "\n")
+		if !strings.Contains(res.Err.Value, c.msg) {
+			t.Errorf("%q: error %q, want Go's %q", c.cell, res.Err.Value, c.msg)
+		}
+		if want := "at cell " + strconv.Itoa(s.cellNumber()) + " (" + c.at + ")"; !strings.Contains(tb, want) {
+			t.Errorf("%q: traceback\n%s\nwant %q", c.cell, tb, want)
+		}
+	}
+	_, res := run(t, s, "h(2)")
+	if want := "at h (cell " + strconv.Itoa(hCell) + ", line 2, column 2)"; res.Err == nil || !strings.Contains(strings.Join(res.Err.Traceback, "\n"), want) {
+		t.Errorf("panic in a function of an earlier cell: %+v, want a frame %q", res.Err, want)
+	}
+	// The last expression is wrapped to capture its value: its errors keep
+	// the cell's columns.
+	_, res = run(t, s, "x := 1\nx + \"a\"")
+	if res.Err == nil || !strings.HasPrefix(res.Err.Value, "cell:2:1") && !strings.HasPrefix(res.Err.Value, "cell:2:5") {
+		t.Errorf("error of the last expression: %+v, want it at line 2, column 1 or 5", res.Err)
+	}
+}

@@ -11,6 +11,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/traefik/yaegi/interp"
@@ -67,19 +68,21 @@ const hmPath = "github.com/harmonium-rbm/harmonium/lang/internal/hm"
 type Session struct {
 	opts Options
 
-	mu      sync.Mutex // serialises Execute and friends
-	in      *interp.Interpreter
-	exports map[string]map[string]reflect.Value // import path -> symbols
-	names   map[string]string                   // import path -> package name
-	imports map[string]string                   // name in cells -> import path
-	handles map[string]bool                     // variables holding a *display.Handle
-	decls   map[string]string                   // func/type/const names declared by cells -> kind
-	failed  map[string]failedDecl               // names whose declaration failed (see failed.go)
-	types   map[string]*typeRec                 // types declared by cells, by user-visible name
-	renames map[string]string                   // redefined type name -> current internal name
-	pending pendingTypes                        // renames of the running cell
-	counter int                                 // fresh-name counter
-	count   int                                 // cells executed
+	mu       sync.Mutex // serialises Execute and friends
+	in       *interp.Interpreter
+	exports  map[string]map[string]reflect.Value // import path -> symbols
+	names    map[string]string                   // import path -> package name
+	imports  map[string]string                   // name in cells -> import path
+	handles  map[string]bool                     // variables holding a *display.Handle
+	decls    map[string]string                   // func/type/const names declared by cells -> kind
+	failed   map[string]failedDecl               // names whose declaration failed (see failed.go)
+	declCell map[string]int                      // function names declared by cells -> cell number
+	at       atomic.Int64                        // 1 + offset of the running top-level statement (see positions.go)
+	types    map[string]*typeRec                 // types declared by cells, by user-visible name
+	renames  map[string]string                   // redefined type name -> current internal name
+	pending  pendingTypes                        // renames of the running cell
+	counter  int                                 // fresh-name counter
+	count    int                                 // cells executed
 
 	guards guards // recursion depth guard of the functions declared in cells
 
@@ -177,6 +180,7 @@ func (s *Session) reset() error {
 		"Leave":     reflect.ValueOf(s.guards.Leave),
 		"MakeSize":  reflect.ValueOf(checkMake),
 		"Sleep":     reflect.ValueOf(s.sleep),
+		"At":        reflect.ValueOf(s.stmtAt),
 	}
 	for k, v := range unnamedInterfaceHelpers {
 		hm[k] = v
@@ -188,6 +192,7 @@ func (s *Session) reset() error {
 	s.handles = map[string]bool{}
 	s.decls = map[string]string{}
 	s.failed = map[string]failedDecl{}
+	s.declCell = map[string]int{}
 	s.types = map[string]*typeRec{}
 	s.renames = map[string]string{}
 	var pre strings.Builder
