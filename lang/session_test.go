@@ -171,8 +171,8 @@ func TestErrors(t *testing.T) {
 	for _, c := range []struct{ code, name, where string }{
 		{"x1 := 1\ny1 := undefinedName + x1", "CompileError", "cell:2:"},
 		{"z := \"unterminated\n", "SyntaxError", "cell:1:6"},
-		{"func bad() {\n\tpanic(\"boom\")\n}\nbad()", "Panic", "cell:2:2"},
-		{"var arr []int\n_ = arr[5]", "RuntimeError", "cell:"},
+		{"func bad() {\n\tpanic(\"boom\")\n}\nbad()", "Panic", "line 2, column 2"},
+		{"var arr []int\n_ = arr[5]", "RuntimeError", "line 2, column 1"},
 		{"import \"nosuch/pkg\"", "ImportError", "cell:1:1"},
 		{"%nosuchmagic", "UsageError", ""},
 		{"for i := 0; i < min(3, i+1); i++ {}", "CompileError", "cell:1:17"},
