@@ -572,6 +572,7 @@ func (s *Session) prepareStmts(c *cell, src string, items []item, final bool, pr
 	build := func(asInt bool) (string, *rewriter, *Error) {
 		ed := &editor{src: text, cell: src, base: start}
 		markStatements(ed, file, body, start)
+		parenthesizeCallResults(ed, file, body)
 		r := &rewriter{ed: ed, file: file, body: body, oracle: s, next: &s.counter, rangeAsInt: asInt,
 			site: s.guardSite, cell: src, base: start}
 		if finalStmt != nil {

@@ -3,6 +3,8 @@ package lang
 import (
 	"context"
 	"fmt"
+	"go/ast"
+	"go/token"
 	"reflect"
 	"sync"
 	"time"
@@ -236,5 +238,27 @@ func (s *Session) sleep(d time.Duration) {
 	select {
 	case <-t.C:
 	case <-s.ctxVar.Done():
+	}
+}
+
+// parenthesizeCallResults puts the call on the right of a top-level
+// assignment `x = f(…)` in parentheses. yaegi v0.16.1 lets such a call
+// store its result straight into x, within the step that makes the call,
+// so an abandoned cell's compiled call assigned x when it returned, after
+// the interrupt; a parenthesised call's result is assigned by a step of
+// its own, which an abandoned program never reaches. (Definitions x := f()
+// already take a step of their own; several results cannot be
+// parenthesised, so a, b = f() of a compiled f still assigns.)
+func parenthesizeCallResults(ed *editor, file *token.File, body *ast.BlockStmt) {
+	for _, st := range body.List {
+		as, ok := st.(*ast.AssignStmt)
+		if !ok || as.Tok != token.ASSIGN || len(as.Lhs) != 1 || len(as.Rhs) != 1 {
+			continue
+		}
+		if _, isCall := as.Rhs[0].(*ast.CallExpr); !isCall {
+			continue
+		}
+		ed.insert(file.Offset(as.Rhs[0].Pos())-len(chunkPrefix), "(")
+		ed.insert(file.Offset(as.Rhs[0].End())-len(chunkPrefix), ")")
 	}
 }

@@ -154,6 +154,7 @@ func TestInterruptAbandonedCell(t *testing.T) {
 		{"statement after the call", "x := 1\ny := slowpkg.Slow(1500)\nx = 2\nfmt.Println(\"AFTER\", x, y)"},
 		{"same statement", "x := 1\ny := 0\nfmt.Println(\"AFTER\", slowpkg.Slow(1500)); x, y = 2, 3"},
 		{"final expression", "x := 1\ny := 0\nslowpkg.Slow(1500) + 1"},
+		{"assignment", "x := 1\ny := 0\ny = slowpkg.Slow(1500)"},
 		{"in a function", "x := 1\ny := 0\nfunc() { slowpkg.Slow(1500); x, y = 2, 3; fmt.Println(\"AFTER\") }()"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
