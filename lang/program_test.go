@@ -152,3 +152,22 @@ func TestRuntimeErrorPositions(t *testing.T) {
 		t.Errorf("error of the last expression: %+v, want it at line 2, column 1 or 5", res.Err)
 	}
 }
+
+// TestRedefinedTypeNames checks that errors name a redefined type as the
+// cell does, with the cell's source line and column.
+func TestRedefinedTypeNames(t *testing.T) {
+	s := newSession(t)
+	mustRun(t, s, "type T struct{ A int }")
+	mustRun(t, s, "type T struct{ B int }\nt := T{}")
+	_, res := run(t, s, "var u T = 3")
+	if res.Err == nil {
+		t.Fatal("var u T = 3 compiled")
+	}
+	tb := strings.Join(res.Err.Traceback, "\n")
+	if strings.Contains(res.Err.Value+tb, "T__") || !strings.Contains(res.Err.Value, "main.T") {
+		t.Errorf("error %q\n%s\nnames the internal type, want main.T", res.Err.Value, tb)
+	}
+	if !strings.HasPrefix(res.Err.Value, "cell:1:11") || !strings.Contains(tb, "1 | var u T = 3\n      |           ^") {
+		t.Errorf("error %q\n%s\nwant it at the cell's column 11 under the cell's own line", res.Err.Value, tb)
+	}
+}

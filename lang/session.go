@@ -538,6 +538,9 @@ func (s *Session) Execute(ctx context.Context, code string, out Output) Result {
 	}
 	s.curMu.Unlock()
 	s.yerr.takeFrames() // frames of recovered panics (rich detection) are noise
+	if err != nil {
+		s.userTerms(err, code)
+	}
 	res := Result{Err: err}
 	if _, isHandle := display.Unwrap(c.result).(*display.Handle); isHandle {
 		c.hasResult = false // display.Show(x) as the last line shows x once
