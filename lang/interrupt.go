@@ -56,8 +56,9 @@ func interpStop(*interp.Interpreter)
 
 // execution is one program running in the interpreter.
 type execution struct {
-	cell int           // the cell it belongs to
-	done chan struct{} // closed when the program's goroutine has ended
+	cell    int           // the cell it belongs to
+	done    chan struct{} // closed when the program's goroutine has ended
+	stopped chan struct{} // closed once the program can no longer go on after an interrupt (or has ended)
 	res  reflect.Value // valid after done
 	err  error         // valid after done
 }
@@ -128,23 +129,28 @@ const (
 // stops it and waits up to interruptGrace for it to end. The results of x
 // are valid when the state is ran.
 func (s *Session) run(ctx context.Context, cell int, prog *interp.Program) (*execution, runState, error) {
-	x := &execution{cell: cell, done: make(chan struct{})}
+	x := &execution{cell: cell, done: make(chan struct{}), stopped: make(chan struct{})}
 	if ctx.Err() != nil {
 		return x, stopped, nil
 	}
 	if err := s.arm(); err != nil {
 		return x, stopped, err
 	}
+	s.curMu.Lock()
+	s.running = x
+	s.curMu.Unlock()
 	go func() {
 		defer close(x.done) // also when a guard ends the goroutine (runtime.Goexit)
 		x.res, x.err = s.in.Execute(prog)
 	}()
 	select {
 	case <-x.done:
+		close(x.stopped)
 		return x, ran, nil
 	case <-ctx.Done():
 	}
 	interpStop(s.in)
+	close(x.stopped)
 	select {
 	case <-x.done:
 		return x, stopped, nil
@@ -232,12 +238,21 @@ func interruptedError(cell int, abandoned bool) *Error {
 // sleep is time.Sleep for cells (the rewrite calls it for time.Sleep): it
 // returns early when the running cell is interrupted, so that the most
 // common long call a cell makes never leaves the cell abandoned.
+//
+// Woken by the interrupt, it returns only once the program has been stopped
+// (see run), so that the statements after it never run.
 func (s *Session) sleep(d time.Duration) {
+	s.curMu.Lock()
+	x := s.running
+	s.curMu.Unlock()
 	t := time.NewTimer(d)
 	defer t.Stop()
 	select {
 	case <-t.C:
 	case <-s.ctxVar.Done():
+		if x != nil {
+			<-x.stopped
+		}
 	}
 }
 

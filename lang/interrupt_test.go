@@ -184,3 +184,28 @@ func TestInterruptAbandonedCell(t *testing.T) {
 		})
 	}
 }
+
+// TestInterruptSleep checks that time.Sleep in a cell ends on interrupt,
+// the cell being stopped (not abandoned) before its next statement.
+func TestInterruptSleep(t *testing.T) {
+	s := newSession(t)
+	mustRun(t, s, "import \"time\"\ny := 5")
+	for i := 0; i < 5; i++ {
+		ctx, cancel := context.WithCancel(context.Background())
+		results := make(chan Result, 1)
+		go func() { results <- s.Execute(ctx, "time.Sleep(time.Hour)\ny = 6", &recorder{}) }()
+		time.Sleep(100 * time.Millisecond)
+		t0 := time.Now()
+		cancel()
+		res := <-results
+		if d := time.Since(t0); d > 300*time.Millisecond {
+			t.Errorf("the interrupted sleep returned after %v", d)
+		}
+		if res.Err == nil || res.Err.Name != "Interrupted" || strings.Contains(res.Err.Value, "still running") {
+			t.Errorf("error %+v, want Interrupted, stopped", res.Err)
+		}
+		if _, res := mustRun(t, s, "y"); plain(res) != "5" {
+			t.Fatalf("after the interrupted sleep, y = %s: the statement after it ran", plain(res))
+		}
+	}
+}

@@ -92,6 +92,7 @@ type Session struct {
 	curMu     sync.Mutex
 	cur       *cell
 	abandoned *abandonedCell // an interrupted cell whose program still runs (see interrupt.go)
+	running   *execution     // the program running or last run
 
 	empty    *interp.Program // the empty program arm runs
 	progress map[string]bool // progress bars already shown (Jupyter mode)
