@@ -59,8 +59,8 @@ type execution struct {
 	cell    int           // the cell it belongs to
 	done    chan struct{} // closed when the program's goroutine has ended
 	stopped chan struct{} // closed once the program can no longer go on after an interrupt (or has ended)
-	res  reflect.Value // valid after done
-	err  error         // valid after done
+	res     reflect.Value // valid after done
+	err     error         // valid after done
 }
 
 // lateOutput replaces the Output of an abandoned cell: what the cell's
