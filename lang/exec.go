@@ -365,7 +365,9 @@ func (s *Session) rewriteDecl(src string, start int, text string, asInt bool) (s
 	if err != nil {
 		return "", false, syntaxError(src, shiftDeclErr(err, src, start))
 	}
-	r := &rewriter{ed: &editor{src: text, cell: src, base: start}, file: file, root: f, prefix: len(declPrefix), oracle: s, next: &s.counter, rangeAsInt: asInt,
+	ed := &editor{src: text, cell: src, base: start}
+	markPanics(ed, file, f, len(declPrefix), s.cellNumber(), src, start)
+	r := &rewriter{ed: ed, file: file, root: f, prefix: len(declPrefix), oracle: s, next: &s.counter, rangeAsInt: asInt,
 		site: s.guardSite, cell: src, base: start}
 	r.rewrite(nil)
 	if r.err != nil {
@@ -572,6 +574,7 @@ func (s *Session) prepareStmts(c *cell, src string, items []item, final bool, pr
 	build := func(asInt bool) (string, *rewriter, *Error) {
 		ed := &editor{src: text, cell: src, base: start}
 		markStatements(ed, file, body, start)
+		markPanics(ed, file, body, len(chunkPrefix), s.cellNumber(), src, start)
 		parenthesizeCallResults(ed, file, body)
 		r := &rewriter{ed: ed, file: file, body: body, oracle: s, next: &s.counter, rangeAsInt: asInt,
 			site: s.guardSite, cell: src, base: start}
@@ -720,6 +723,9 @@ func (s *Session) execute(ctx context.Context, prog *interp.Program, src string)
 		n = c.n
 	}
 	s.at.Store(0)
+	s.curMu.Lock()
+	s.lastPanic = nil
+	s.curMu.Unlock()
 	x, state, err := s.run(ctx, n, prog)
 	if err != nil {
 		return reflect.Value{}, &Error{Name: "ExecutionError", Value: err.Error(), Traceback: []string{"ExecutionError: " + err.Error()}}

@@ -33,6 +33,42 @@ func markStatements(ed *editor, file *token.File, body *ast.BlockStmt, start int
 	}
 }
 
+// markPanics makes every statement calling the panic builtin in root (a
+// chunk's body or a declaration's file, whose text starts prefix bytes
+// into file, at offset base of cell n's source cell) record where it is
+// just before it panics: yaegi places the frame of a panic at the first
+// node of its function doing the same kind of operation, which for panic
+// calls is often another one. It costs nothing until the panic.
+func markPanics(ed *editor, file *token.File, root ast.Node, prefix, n int, cell string, base int) {
+	ast.Inspect(root, func(node ast.Node) bool {
+		st, ok := node.(*ast.ExprStmt)
+		if !ok {
+			return true
+		}
+		call, ok := st.X.(*ast.CallExpr)
+		if !ok {
+			return true
+		}
+		if id, isIdent := call.Fun.(*ast.Ident); !isIdent || id.Name != "panic" {
+			return true
+		}
+		off := file.Offset(st.Pos()) - prefix
+		line, col := lineCol(cell, base+off)
+		ed.insert(off, fmt.Sprintf("__hm.PanicAt(%d, %d, %d); ", n, line, col))
+		return true
+	})
+}
+
+// panicSite is where the last panic call of the running cell's program was.
+type panicSite struct{ cell, line, col int }
+
+// panicAt records the site of a panic call about to panic (see markPanics).
+func (s *Session) panicAt(cell, line, col int) {
+	s.curMu.Lock()
+	s.lastPanic = &panicSite{cell, line, col}
+	s.curMu.Unlock()
+}
+
 // stmtAt records that the top-level statement at offset off of the running
 // cell starts (see markStatements).
 func (s *Session) stmtAt(off int) { s.at.Store(int64(off) + 1) }
@@ -46,6 +82,10 @@ var framePos = regexp.MustCompile(`^    at (\S+) \(cell:(\d+):(\d+)\)$`)
 func (s *Session) placeFrames(e *Error, src string) *Error {
 	cur := s.cellNumber()
 	at := int(s.at.Load()) - 1
+	s.curMu.Lock()
+	site := s.lastPanic
+	s.curMu.Unlock()
+	innermost := true
 	for i, l := range e.Traceback {
 		m := framePos.FindStringSubmatch(l)
 		if m == nil {
@@ -54,6 +94,16 @@ func (s *Session) placeFrames(e *Error, src string) *Error {
 		name := m[1]
 		line, _ := strconv.Atoi(m[2])
 		col, _ := strconv.Atoi(m[3])
+		if innermost && site != nil && e.Name == "Panic" {
+			// The panic call recorded where it was.
+			e.Traceback[i] = fmt.Sprintf("    at %s (cell %d, line %d, column %d)", userFuncName(name), site.cell, site.line, site.col)
+			if name == "cell" || name == "func" {
+				e.Traceback[i] = fmt.Sprintf("    at cell %d (line %d, column %d)", site.cell, site.line, site.col)
+			}
+			innermost = false
+			continue
+		}
+		innermost = false
 		if name == "cell" || name == "func" { // the cell's code, or a compound statement's literal (see rewrite)
 			if at >= 0 && at <= len(src) {
 				line, col = lineCol(src, at)
@@ -62,11 +112,7 @@ func (s *Session) placeFrames(e *Error, src string) *Error {
 			continue
 		}
 		outer, _, _ := strings.Cut(name, ".")
-		user := outer
-		if outer == mainName {
-			user = "main"
-		}
-		name = user + strings.TrimPrefix(name, outer)
+		name = userFuncName(name)
 		if n, ok := s.declCell[outer]; ok {
 			e.Traceback[i] = fmt.Sprintf("    at %s (cell %d, line %d, column %d)", name, n, line, col)
 		} else {
@@ -92,4 +138,12 @@ func goMessage(msg string) string {
 		return m
 	}
 	return msg
+}
+
+// userFuncName is a frame's function name as the cell wrote it.
+func userFuncName(name string) string {
+	if outer, rest, _ := strings.Cut(name, "."); outer == mainName {
+		return strings.TrimSuffix("main."+rest, ".")
+	}
+	return name
 }

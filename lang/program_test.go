@@ -171,3 +171,19 @@ func TestRedefinedTypeNames(t *testing.T) {
 		t.Errorf("error %q\n%s\nwant it at the cell's column 11 under the cell's own line", res.Err.Value, tb)
 	}
 }
+
+// TestPanicCallPositions checks that a panic call is placed at its own
+// line, in a loop of the cell and in a function with several panics.
+func TestPanicCallPositions(t *testing.T) {
+	s := newSession(t)
+	_, res := run(t, s, "for i := 0; i < 3; i++ {\n\tif i == 2 {\n\t\tpanic(\"in loop\")\n\t}\n}")
+	if want := "line 3, column 3"; res.Err == nil || !strings.Contains(strings.Join(res.Err.Traceback, "\n"), want) {
+		t.Errorf("panic in a loop: %+v, want %q", res.Err, want)
+	}
+	mustRun(t, s, "func check(n int) {\n\tif n < 0 {\n\t\tpanic(\"negative\")\n\t}\n\tif n > 9 {\n\t\tpanic(\"too big\")\n\t}\n}")
+	declared := s.cellNumber()
+	_, res = run(t, s, "check(1)\ncheck(12)")
+	if want := "at check (cell " + strconv.Itoa(declared) + ", line 6, column 3)"; res.Err == nil || !strings.Contains(strings.Join(res.Err.Traceback, "\n"), want) {
+		t.Errorf("second panic of a function: %+v, want %q", res.Err, want)
+	}
+}

@@ -93,6 +93,7 @@ type Session struct {
 	cur       *cell
 	abandoned *abandonedCell // an interrupted cell whose program still runs (see interrupt.go)
 	running   *execution     // the program running or last run
+	lastPanic *panicSite     // the last panic call of the running program (see positions.go)
 
 	empty    *interp.Program // the empty program arm runs
 	progress map[string]bool // progress bars already shown (Jupyter mode)
@@ -182,6 +183,7 @@ func (s *Session) reset() error {
 		"MakeSize":  reflect.ValueOf(checkMake),
 		"Sleep":     reflect.ValueOf(s.sleep),
 		"At":        reflect.ValueOf(s.stmtAt),
+		"PanicAt":   reflect.ValueOf(s.panicAt),
 	}
 	for k, v := range unnamedInterfaceHelpers {
 		hm[k] = v
