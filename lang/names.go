@@ -21,6 +21,25 @@ var (
 	caretLine  = regexp.MustCompile(`^      \| *\^$`)
 )
 
+// userName is the name cells use for an internal name of the interpreter:
+// T for a redefined type's T__7, main for mainName; other names are
+// returned as they are. (Type names printed for users, %T's included,
+// go through it.)
+func (s *Session) userName(internal string) string {
+	if internal == mainName {
+		return "main"
+	}
+	if m := internalName.FindStringSubmatch(internal); m != nil && m[0] == internal {
+		if _, ok := s.renames[m[1]]; ok {
+			return m[1]
+		}
+		if _, ok := s.pending.renames[m[1]]; ok {
+			return m[1]
+		}
+	}
+	return internal
+}
+
 // userTerms rewrites e in the names of code, the cell's source.
 func (s *Session) userTerms(e *Error, code string) {
 	renames := map[string]string{}
@@ -34,14 +53,7 @@ func (s *Session) userTerms(e *Error, code string) {
 		return
 	}
 	names := func(t string) string {
-		t = internalName.ReplaceAllStringFunc(t, func(m string) string {
-			user := internalName.FindStringSubmatch(m)[1]
-			if _, ok := renames[user]; ok {
-				return user
-			}
-			return m
-		})
-		return strings.ReplaceAll(t, mainName, "main")
+		return strings.ReplaceAll(internalName.ReplaceAllStringFunc(t, s.userName), mainName, "main")
 	}
 	lines := strings.Split(code, "\n")
 	// The column of the message is one of the renamed line.

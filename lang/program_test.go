@@ -167,6 +167,9 @@ func TestRedefinedTypeNames(t *testing.T) {
 	if strings.Contains(res.Err.Value+tb, "T__") || !strings.Contains(res.Err.Value, "main.T") {
 		t.Errorf("error %q\n%s\nnames the internal type, want main.T", res.Err.Value, tb)
 	}
+	if got := s.userName(s.renames["T"]); got != "T" {
+		t.Errorf("userName(%q) = %q, want T", s.renames["T"], got)
+	}
 	if !strings.HasPrefix(res.Err.Value, "cell:1:11") || !strings.Contains(tb, "1 | var u T = 3\n      |           ^") {
 		t.Errorf("error %q\n%s\nwant it at the cell's column 11 under the cell's own line", res.Err.Value, tb)
 	}
