@@ -127,10 +127,13 @@ func (b Buggy) Sample(rng *rand.Rand, in, out []float64, beta float64) error { p
 
 // useSlowPackage makes a compiled package "slowpkg" importable in s whose
 // Slow(ms) ignores every context: it sleeps, prints "LATE" (compiled
-// output, after the interrupt) and returns 7.
-func useSlowPackage(t *testing.T, s *Session) {
+// output, after the interrupt) and returns 7. The returned channel receives
+// when a call of Slow starts.
+func useSlowPackage(t *testing.T, s *Session) <-chan struct{} {
 	t.Helper()
+	started := make(chan struct{}, 16)
 	syms := map[string]reflect.Value{"Slow": reflect.ValueOf(func(ms int) int {
+		started <- struct{}{}
 		time.Sleep(time.Duration(ms) * time.Millisecond)
 		fmt.Println("LATE")
 		return 7
@@ -140,6 +143,7 @@ func useSlowPackage(t *testing.T, s *Session) {
 	}
 	s.exports["slowpkg"], s.names["slowpkg"] = syms, "slowpkg"
 	mustRun(t, s, "import \"slowpkg\"\nimport \"fmt\"")
+	return started
 }
 
 // TestInterruptAbandonedCell interrupts cells inside a compiled call that
@@ -149,7 +153,7 @@ func useSlowPackage(t *testing.T, s *Session) {
 // reaches the next cell, which waits for the call to return.
 func TestInterruptAbandonedCell(t *testing.T) {
 	s := newSession(t)
-	useSlowPackage(t, s)
+	started := useSlowPackage(t, s)
 	for _, c := range []struct{ name, cell string }{
 		{"statement after the call", "x := 1\ny := slowpkg.Slow(1500)\nx = 2\nfmt.Println(\"AFTER\", x, y)"},
 		{"same statement", "x := 1\ny := 0\nfmt.Println(\"AFTER\", slowpkg.Slow(1500)); x, y = 2, 3"},
@@ -161,7 +165,11 @@ func TestInterruptAbandonedCell(t *testing.T) {
 			ctx, cancel := context.WithCancel(context.Background())
 			results := make(chan Result, 1)
 			go func() { results <- s.Execute(ctx, c.cell, &recorder{}) }()
-			time.Sleep(300 * time.Millisecond)
+			select {
+			case <-started:
+			case <-time.After(20 * time.Second):
+				t.Fatal("the compiled call did not start within 20 s")
+			}
 			t0 := time.Now()
 			cancel()
 			res := <-results
@@ -198,7 +206,7 @@ func TestInterruptSleep(t *testing.T) {
 		t0 := time.Now()
 		cancel()
 		res := <-results
-		if d := time.Since(t0); d > 300*time.Millisecond {
+		if d := time.Since(t0); d > time.Second {
 			t.Errorf("the interrupted sleep returned after %v", d)
 		}
 		if res.Err == nil || res.Err.Name != "Interrupted" || strings.Contains(res.Err.Value, "still running") {
