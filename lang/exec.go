@@ -753,7 +753,7 @@ func (s *Session) execute(ctx context.Context, prog *interp.Program, src string)
 	}
 	var p interp.Panic
 	if errors.As(x.err, &p) {
-		return reflect.Value{}, explainMethodNotFound(s.placeFrames(panicError(p.Value, s.yerr.takeFrames(), "panic"), src))
+		return reflect.Value{}, explainMethodNotFound(s.placeFrames(panicError(p.Value, s.yerr.takeFrames(), "panic"), src, 0))
 	}
 	return reflect.Value{}, compileError(src, x.err)
 }

@@ -79,12 +79,19 @@ var framePos = regexp.MustCompile(`^    at (\S+) \(cell:(\d+):(\d+)\)$`)
 // placeFrames rewrites the frames of a panic's traceback in cell terms: the
 // cell's own frame at the top-level statement that ran (src is the cell's
 // source), functions with the cell that declared them.
-func (s *Session) placeFrames(e *Error, src string) *Error {
+//
+// For the panic of a goroutine started by cell n (n > 0; src is then
+// unknown), the frames of the cell's code are that cell's, at the
+// positions yaegi gives.
+func (s *Session) placeFrames(e *Error, src string, goroutineOf int) *Error {
 	cur := s.cellNumber()
 	at := int(s.at.Load()) - 1
 	s.curMu.Lock()
 	site := s.lastPanic
 	s.curMu.Unlock()
+	if goroutineOf > 0 {
+		cur, at, site = goroutineOf, -1, nil
+	}
 	innermost := true
 	for i, l := range e.Traceback {
 		m := framePos.FindStringSubmatch(l)
@@ -104,6 +111,10 @@ func (s *Session) placeFrames(e *Error, src string) *Error {
 			continue
 		}
 		innermost = false
+		if goroutineOf > 0 && (name == "func" || strings.HasPrefix(name, "func.")) {
+			e.Traceback[i] = fmt.Sprintf("    at goroutine (cell %d, line %d, column %d)", cur, line, col)
+			continue
+		}
 		if name == "cell" || name == "func" { // the cell's code, or a compound statement's literal (see rewrite)
 			if at >= 0 && at <= len(src) {
 				line, col = lineCol(src, at)

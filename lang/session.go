@@ -374,7 +374,7 @@ func (s *Session) setResult(v any) {
 // an error text on the current output otherwise.
 func (s *Session) goPanic(n int, r any) {
 	frames := s.yerr.takeFrames()
-	e := panicError(r, frames, "goroutine panic")
+	e := s.placeFrames(panicError(r, frames, "goroutine panic"), "", n)
 	s.curMu.Lock()
 	c := s.cur
 	if c != nil && c.n == n && !c.finished {

@@ -91,7 +91,7 @@ func TestGoroutinePanic(t *testing.T) {
 	if res.Err == nil || res.Err.Name != "GoroutinePanic" {
 		t.Fatalf("want a GoroutinePanic error, got %+v (stderr %q)", res.Err, rec.stderr.String())
 	}
-	if !strings.Contains(strings.Join(res.Err.Traceback, "\n"), "(cell:2:") {
+	if !strings.Contains(strings.Join(res.Err.Traceback, "\n"), "at goroutine (cell "+strconv.Itoa(s.cellNumber())+", line 2,") {
 		t.Errorf("traceback does not point at the goroutine of cell line 2: %q", res.Err.Traceback)
 	}
 	if strings.Contains(rec.stderr.String(), "panic") {
