@@ -11,8 +11,14 @@
 // statements and the declarations that use variables those statements
 // declare, in source order. State persists across cells, and re-running or
 // changing a cell redefines its functions, types and methods (a redefined
-// type gets a fresh internal name, T__7, so values made before keep the old
-// type, as in Python).
+// type gets a fresh internal name, so values made before keep the old type,
+// as in Python; errors still call it T). A standard-library package a cell
+// uses without importing it (fmt.Println in the first cell) is imported for
+// it, as goimports does, unless the name is a variable of the session. A
+// cell holding a whole program (package clause, imports, func main) runs
+// main once, after all of the cell's declarations and statements; main()
+// in a later cell runs it again. A name whose declaration failed to compile
+// stays undefined: using it is an error naming that failure.
 //
 // Before evaluation the cell is rewritten (textually, so line numbers stay the
 // cell's) so that Go 1.22 code runs on the older interpreter: `for i := range
@@ -43,9 +49,14 @@
 // analysis, train, lattice), and `ctx`, the running cell's context.Context: it is
 // cancelled when the user interrupts the kernel, so pass it to long rbmcore
 // calls (ch.Run(ctx, n, bar.Func()), mapping.Pairwise(ctx, m)) and they
-// stop within a second; rbmcore keeps no process-wide context. rbmcore
-// calls user callbacks (progress bars, OnEpoch, …) on the calling goroutine
-// only, so a panic in one is the cell's error, and a panic
+// stop within a second; rbmcore keeps no process-wide context. time.Sleep
+// in a cell ends on interrupt. A compiled call that ignores its context
+// cannot be stopped: half a second after the interrupt its cell is
+// abandoned (the reply says so), none of its further statements runs, what
+// it prints afterwards is discarded, and the next cell waits for the call to
+// return (see interrupt.go). rbmcore calls user callbacks (progress bars,
+// OnEpoch, …) on the calling goroutine only, so a panic in one is the
+// cell's error, and a panic
 // in interpreted code run on its worker goroutines (a Layer written in a
 // cell) comes back as the call's error; neither ends the kernel.
 //
@@ -58,8 +69,11 @@
 // are not the point (fmt.Println, functions with no or several results). A
 // failed cell has exactly one error: ename CompileError, SyntaxError, Panic,
 // RuntimeError, GoroutinePanic, ImportError, UsageError or Interrupted, with a
-// traceback whose positions (cell:LINE:COL) refer to the cell's own text;
-// yaegi's panic frames, which it prints on its error stream, are folded in.
+// traceback whose positions (cell:LINE:COL) refer to the cell's own text
+// (the rewrites carry a source map as line directives). A panic's frames,
+// which yaegi prints on its error stream, are folded in, in cell terms:
+// "at f (cell 3, line 2, column 5)", and "at cell 7 (line 4, column 1)"
+// for the top-level statement of the cell that was running.
 //
 // Values render richly through package display (plots as PNG and SVG,
 // images, matrices as HTML tables); types declared in cells may define

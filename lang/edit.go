@@ -1,6 +1,7 @@
 package lang
 
 import (
+	"fmt"
 	"sort"
 	"strings"
 )
@@ -17,9 +18,27 @@ type edit struct {
 // editor accumulates non-crossing edits of one source text. Edits may nest:
 // an edit strictly inside a replaced span is applied only if the replacement
 // embeds that sub-span through span.
+//
+// When cell is set (src is cell[base:…]), the edited text carries its source
+// map: after each edit, a /*line :L:C*/ directive gives the source text that
+// follows its position in the cell, so the interpreter's positions (compile
+// errors, panics) are the cell's, whatever the edits inserted before them
+// on the line.
 type editor struct {
 	src   string
 	edits []*edit
+	cell  string
+	base  int
+}
+
+// resume returns the directive positioning what follows at offset off of
+// src, or "" without a cell.
+func (e *editor) resume(off int) string {
+	if e.cell == "" {
+		return ""
+	}
+	line, col := lineCol(e.cell, e.base+off)
+	return fmt.Sprintf("/*line :%d:%d*/", line, col)
 }
 
 func (e *editor) replace(start, end int, gen func() string) {
@@ -83,6 +102,7 @@ func (e *editor) span(a, b int) string {
 		}
 		sb.WriteString(e.src[pos:x.start])
 		sb.WriteString(x.gen())
+		sb.WriteString(e.resume(x.end))
 		pos = x.end
 	}
 	sb.WriteString(e.src[pos:b])

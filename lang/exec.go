@@ -36,13 +36,19 @@ func (s *Session) runGo(ctx context.Context, c *cell, src string) *Error {
 	if err != nil {
 		return syntaxError(src, err)
 	}
-	// Imports.
+	if e := s.useOfFailedDecl(src, items); e != nil {
+		return e
+	}
+	// Imports, then the standard-library packages used without one.
 	for _, it := range items {
 		if it.kind == itemImport {
 			if e := s.importItem(ctx, src, it); e != nil {
 				return e
 			}
 		}
+	}
+	if e := s.autoImports(ctx, src, items); e != nil {
+		return e
 	}
 	// Names declared by top-level statements.
 	stmtNames := map[string]bool{}
@@ -68,17 +74,28 @@ func (s *Session) runGo(ctx context.Context, c *cell, src string) *Error {
 			}
 		}
 	}
-	var hoisted []item
+	var hoisted, deferred []item
 	var chunks []chunk
-	adjacent := false // the previous item went to the last chunk
+	adjacent := false            // the previous item went to the last chunk
+	defined := map[string]bool{} // names declared by the items so far
 	for _, it := range items {
+		text := src[it.start:it.end]
 		switch {
 		case it.kind == itemImport || it.kind == itemPackage:
 			adjacent = false
-		case it.kind == itemDecl && !mentions(src[it.start:it.end], stmtNames):
+		case it.kind == itemDecl && !mentions(text, stmtNames):
 			hoisted = append(hoisted, it)
 			adjacent = false
+		case it.kind == itemDecl && usesLater(src, items, it, stmtNames, defined):
+			// A declaration above the statement declaring a name it uses
+			// (func main above a package-level var, as a program may have
+			// it): after the cell's statements.
+			deferred = append(deferred, it)
+			adjacent = false
 		default:
+			for _, n := range append(definedNames(text), declNames(text)...) {
+				defined[n] = true
+			}
 			// A statement chunk is one span of the cell: consecutive statements only.
 			if n := len(chunks); n > 0 && adjacent && chunks[n-1].kind == itemStmt && it.kind == itemStmt {
 				chunks[n-1].items = append(chunks[n-1].items, it)
@@ -110,7 +127,41 @@ func (s *Session) runGo(ctx context.Context, c *cell, src string) *Error {
 			return e
 		}
 	}
+	if len(deferred) > 0 {
+		if e := s.evalDecls(ctx, src, deferred, ""); e != nil {
+			return e
+		}
+	}
+	if it, ok := declaresMain(src, items); ok {
+		return s.runMain(ctx, src, it)
+	}
 	return nil
+}
+
+// usesLater reports whether declaration it uses a name of stmtNames that
+// no item before it has declared (not in defined), while no statement after
+// it uses the names it declares: it can wait for the end of the cell.
+func usesLater(src string, items []item, it item, stmtNames, defined map[string]bool) bool {
+	text := src[it.start:it.end]
+	own := map[string]bool{}
+	for _, n := range declNames(text) {
+		own[n] = true
+	}
+	later := map[string]bool{}
+	for n := range stmtNames {
+		if !defined[n] && !own[n] {
+			later[n] = true
+		}
+	}
+	if !mentions(text, later) {
+		return false
+	}
+	for _, other := range items {
+		if other.start > it.start && other.kind == itemStmt && mentions(src[other.start:other.end], own) {
+			return false
+		}
+	}
+	return true
 }
 
 // definedNames lists the names a top-level statement declares (x := …, var x …).
@@ -299,6 +350,9 @@ func (s *Session) evalDecls(ctx context.Context, src string, items []item, carri
 		for _, it := range items {
 			s.recordDecl(src[it.start:it.end])
 		}
+		s.forgetFailedDecls(src, items)
+	} else if e.Name == "CompileError" || e.Name == "SyntaxError" {
+		s.recordFailedDecls(s.cellNumber(), src, items, e)
 	}
 	return e
 }
@@ -311,7 +365,9 @@ func (s *Session) rewriteDecl(src string, start int, text string, asInt bool) (s
 	if err != nil {
 		return "", false, syntaxError(src, shiftDeclErr(err, src, start))
 	}
-	r := &rewriter{ed: &editor{src: text}, file: file, root: f, prefix: len(declPrefix), oracle: s, next: &s.counter, rangeAsInt: asInt,
+	ed := &editor{src: text, cell: src, base: start}
+	markPanics(ed, file, f, len(declPrefix), s.cellNumber(), src, start)
+	r := &rewriter{ed: ed, file: file, root: f, prefix: len(declPrefix), oracle: s, next: &s.counter, rangeAsInt: asInt,
 		site: s.guardSite, cell: src, base: start}
 	r.rewrite(nil)
 	if r.err != nil {
@@ -334,6 +390,7 @@ func (s *Session) recordDecl(text string) {
 			if x.Recv == nil {
 				s.decls[x.Name.Name] = "func"
 				s.keepFuncSource(x.Name.Name, text, x, len("package main;"))
+				s.declCell[x.Name.Name] = s.cellNumber()
 			}
 		case *ast.GenDecl:
 			for _, sp := range x.Specs {
@@ -516,7 +573,11 @@ func (s *Session) prepareStmts(c *cell, src string, items []item, final bool, pr
 		finalStmt, _ = body.List[len(body.List)-1].(*ast.ExprStmt)
 	}
 	build := func(asInt bool) (string, *rewriter, *Error) {
-		r := &rewriter{ed: &editor{src: text}, file: file, body: body, oracle: s, next: &s.counter, rangeAsInt: asInt,
+		ed := &editor{src: text, cell: src, base: start}
+		markStatements(ed, file, body, start)
+		markPanics(ed, file, body, len(chunkPrefix), s.cellNumber(), src, start)
+		parenthesizeCallResults(ed, file, body)
+		r := &rewriter{ed: ed, file: file, body: body, oracle: s, next: &s.counter, rangeAsInt: asInt,
 			site: s.guardSite, cell: src, base: start}
 		if finalStmt != nil {
 			r.wrapFinal = s.showable(finalStmt.X)
@@ -655,29 +716,47 @@ func crashError(code, src string, r any) *Error {
 	return &Error{Name: "CompileError", Value: msg, Traceback: withSource(src, "CompileError: "+msg)}
 }
 
-// execute runs a compiled program under ctx.
+// execute runs a compiled program under ctx (see run).
 func (s *Session) execute(ctx context.Context, prog *interp.Program, src string) (v reflect.Value, e *Error) {
-	v, err := s.in.ExecuteWithContext(ctx, prog)
-	if err == nil {
-		if c := s.current(); c != nil {
-			s.curMu.Lock()
-			e := c.limitErr // the guard ended the program's goroutine: stop the cell here
-			s.curMu.Unlock()
-			if e != nil {
-				return reflect.Value{}, e
-			}
-		}
-		return v, nil
+	c := s.current()
+	n := 0
+	if c != nil {
+		n = c.n
 	}
-	if ctx.Err() != nil && errors.Is(err, ctx.Err()) {
+	s.at.Store(0)
+	s.curMu.Lock()
+	s.lastPanic = nil
+	s.curMu.Unlock()
+	x, state, err := s.run(ctx, n, prog)
+	if err != nil {
+		return reflect.Value{}, &Error{Name: "ExecutionError", Value: err.Error(), Traceback: []string{"ExecutionError: " + err.Error()}}
+	}
+	switch state {
+	case stopped:
 		s.yerr.takeFrames()
-		return reflect.Value{}, &Error{Name: "Interrupted", Value: errInterrupted.Error(), Traceback: []string{"Interrupted: " + errInterrupted.Error()}}
+		return reflect.Value{}, interruptedError(n, false)
+	case abandoned:
+		if c != nil {
+			s.abandon(c, x)
+		}
+		return reflect.Value{}, interruptedError(n, true)
+	}
+	if c != nil {
+		s.curMu.Lock()
+		e := c.limitErr // the guard ended the program's goroutine: stop the cell here
+		s.curMu.Unlock()
+		if e != nil {
+			return reflect.Value{}, e
+		}
+	}
+	if x.err == nil {
+		return x.res, nil
 	}
 	var p interp.Panic
-	if errors.As(err, &p) {
-		return reflect.Value{}, explainMethodNotFound(panicError(p.Value, s.yerr.takeFrames(), "panic"))
+	if errors.As(x.err, &p) {
+		return reflect.Value{}, explainMethodNotFound(s.placeFrames(panicError(p.Value, s.yerr.takeFrames(), "panic"), src, 0))
 	}
-	return reflect.Value{}, compileError(src, err)
+	return reflect.Value{}, compileError(src, x.err)
 }
 
 // eval compiles and runs code.
@@ -745,6 +824,7 @@ func panicError(r any, frames []string, kind string) *Error {
 	if err, ok := r.(error); ok {
 		val = err.Error()
 	}
+	val = goMessage(val)
 	tb := []string{fmt.Sprintf("%s: %s", kind, val)}
 	for _, f := range frames {
 		loc, fn, _ := strings.Cut(cellPos(f), ": panic: ")

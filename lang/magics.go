@@ -154,15 +154,18 @@ func (s *Session) timeit(ctx context.Context, c *cell, arg string) *Error {
 		arg = strings.TrimSpace(rest[len(fields[1]):])
 		fields = fields[2:]
 	}
-	code := arg
-	if strings.TrimSpace(code) == "" {
-		return usage("%%timeit needs code to time")
+	if e := checkTimeitCode(arg); e != nil {
+		return e
 	}
+	// The code runs in a function literal, as IPython's timeit runs it in a
+	// function: the names it declares stay its own. The literal starts on
+	// the code's first line, so line numbers stay those of the cell.
+	code := "func() { " + arg + "\n}()"
 	saved := c.out
-	c.out = discardOutput{}
-	defer func() { c.out = saved }()
+	s.setOut(c, discardOutput{})
+	defer s.setOut(c, saved)
 	if e := s.runGo(ctx, c, code); e != nil {
-		c.out = saved
+		s.setOut(c, saved)
 		return e
 	}
 	c.hasResult = false
@@ -206,20 +209,29 @@ func (s *Session) timeit(ctx context.Context, c *cell, arg string) *Error {
 	return nil
 }
 
+// checkTimeitCode checks that code, to be timed, is statements only.
+func checkTimeitCode(code string) *Error {
+	items, err := splitCell(code)
+	if err != nil {
+		return syntaxError(code, err)
+	}
+	for _, it := range items {
+		if it.kind != itemStmt {
+			return usage("%%timeit times statements only; declare functions and types in another cell")
+		}
+	}
+	if len(items) == 0 {
+		return usage("%%timeit needs code to time")
+	}
+	return nil
+}
+
 // compileStmts rewrites and compiles statement-only code for repeated runs.
 func (s *Session) compileStmts(c *cell, src string) (*interp.Program, *Error) {
 	src = renameIdents(src, s.renames)
 	items, err := splitCell(src)
 	if err != nil {
 		return nil, syntaxError(src, err)
-	}
-	for _, it := range items {
-		if it.kind != itemStmt {
-			return nil, usage("%%timeit times statements only; declare functions and types in another cell")
-		}
-	}
-	if len(items) == 0 {
-		return nil, usage("%%timeit needs code to time")
 	}
 	prog, _, _, e := s.prepareStmts(c, src, items, false, "", "")
 	return prog, e

@@ -834,6 +834,10 @@ func (r *rewriter) call(x *ast.CallExpr, stack []ast.Node, blockStmts map[ast.St
 			r.ed.replace(r.off(x.Pos()), r.off(x.End()), func() string { return "ctx" })
 			return
 		}
+		// time.Sleep ignores contexts: a cell's sleep is one the interrupt ends.
+		if fun.Sel.Name == "Sleep" && r.oracle.importPath(id.Name) == "time" {
+			r.ed.replace(r.off(fun.Pos()), r.off(fun.End()), func() string { return "__hm.Sleep" })
+		}
 		if _, local := r.locals[id.Name]; !local && id.Name != "display" && r.oracle.importPath(id.Name) != "" {
 			if h := unnamedInterfaceArgs[r.oracle.importPath(id.Name)+"."+fun.Sel.Name]; h != "" && len(x.Args) == 1 {
 				r.ed.insert(r.off(x.Args[0].Pos()), "__hm."+h+"(")

@@ -10,6 +10,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/traefik/yaegi/interp"
@@ -65,27 +66,35 @@ const hmPath = "github.com/harmonium-rbm/harmonium/lang/internal/hm"
 type Session struct {
 	opts Options
 
-	mu      sync.Mutex // serialises Execute and friends
-	in      *interp.Interpreter
-	exports map[string]map[string]reflect.Value // import path -> symbols
-	names   map[string]string                   // import path -> package name
-	imports map[string]string                   // name in cells -> import path
-	handles map[string]bool                     // variables holding a *display.Handle
-	decls   map[string]string                   // func/type/const names declared by cells -> kind
-	sources map[string]string                   // source of the functions declared by cells, by name
-	types   map[string]*typeRec                 // types declared by cells, by user-visible name
-	renames map[string]string                   // redefined type name -> current internal name
-	pending pendingTypes                        // renames of the running cell
-	counter int                                 // fresh-name counter
-	count   int                                 // cells executed
+	mu       sync.Mutex // serialises Execute and friends
+	in       *interp.Interpreter
+	exports  map[string]map[string]reflect.Value // import path -> symbols
+	names    map[string]string                   // import path -> package name
+	imports  map[string]string                   // name in cells -> import path
+	handles  map[string]bool                     // variables holding a *display.Handle
+	decls    map[string]string                   // func/type/const names declared by cells -> kind
+	sources  map[string]string                   // source of the functions declared by cells, by name
+	failed   map[string]failedDecl               // names whose declaration failed (see failed.go)
+	declCell map[string]int                      // function names declared by cells -> cell number
+	at       atomic.Int64                        // 1 + offset of the running top-level statement (see positions.go)
+	types    map[string]*typeRec                 // types declared by cells, by user-visible name
+	renames  map[string]string                   // redefined type name -> current internal name
+	pending  pendingTypes                        // renames of the running cell
+	counter  int                                 // fresh-name counter
+	count    int                                 // cells executed
 
 	guards guards // recursion depth guard of the functions declared in cells
 
 	stdout, stderr *pipeCapture
 	yerr           *stderrSplitter
 
-	curMu    sync.Mutex
-	cur      *cell
+	curMu     sync.Mutex
+	cur       *cell
+	abandoned *abandonedCell // an interrupted cell whose program still runs (see interrupt.go)
+	running   *execution     // the program running or last run
+	lastPanic *panicSite     // the last panic call of the running program (see positions.go)
+
+	empty    *interp.Program // the empty program arm runs
 	progress map[string]bool // progress bars already shown (Jupyter mode)
 	ctxVar   context.Context // the `ctx` visible in cells
 
@@ -145,6 +154,7 @@ func (s *Session) reset() error {
 		Unrestricted: true,
 		Args:         []string{"harmonium"},
 	})
+	s.empty = nil
 	s.exports = map[string]map[string]reflect.Value{}
 	s.names = map[string]string{}
 	for _, table := range []map[string]map[string]reflect.Value{yaegistd.Symbols, stdlib.Symbols} {
@@ -176,6 +186,9 @@ func (s *Session) reset() error {
 		"Enter":     reflect.ValueOf(s.guards.Enter),
 		"Leave":     reflect.ValueOf(s.guards.Leave),
 		"MakeSize":  reflect.ValueOf(checkMake),
+		"Sleep":     reflect.ValueOf(s.sleep),
+		"At":        reflect.ValueOf(s.stmtAt),
+		"PanicAt":   reflect.ValueOf(s.panicAt),
 	}
 	for k, v := range unnamedInterfaceHelpers {
 		hm[k] = v
@@ -189,6 +202,8 @@ func (s *Session) reset() error {
 	s.imports = map[string]string{}
 	s.handles = map[string]bool{}
 	s.decls = map[string]string{}
+	s.failed = map[string]failedDecl{}
+	s.declCell = map[string]int{}
 	s.types = map[string]*typeRec{}
 	s.renames = map[string]string{}
 	s.noteTypes(nil)
@@ -308,11 +323,8 @@ func (s *Session) Close() {
 
 // emit sends captured text to the current cell.
 func (s *Session) emit(name, text string) {
-	s.curMu.Lock()
-	c := s.cur
-	s.curMu.Unlock()
-	if c != nil && c.out != nil {
-		c.out.Stream(name, text)
+	if _, out := s.currentOut(); out != nil {
+		out.Stream(name, text)
 		return
 	}
 	if name == "stderr" {
@@ -324,6 +336,26 @@ func (s *Session) current() *cell {
 	s.curMu.Lock()
 	defer s.curMu.Unlock()
 	return s.cur
+}
+
+// setOut changes the Output of cell c (which readers outside the cell's
+// goroutine read with currentOut).
+func (s *Session) setOut(c *cell, out Output) {
+	s.curMu.Lock()
+	c.out = out
+	s.curMu.Unlock()
+}
+
+// currentOut returns the current cell and its Output (nil if none). The
+// Output changes when the cell is abandoned (see abandon), so code running
+// outside the cell's goroutine reads it here.
+func (s *Session) currentOut() (*cell, Output) {
+	s.curMu.Lock()
+	defer s.curMu.Unlock()
+	if s.cur == nil {
+		return nil, nil
+	}
+	return s.cur, s.cur.out
 }
 
 // guardSite registers a function declared at line of the running cell for
@@ -351,7 +383,7 @@ func (s *Session) setResult(v any) {
 // an error text on the current output otherwise.
 func (s *Session) goPanic(n int, r any) {
 	frames := s.yerr.takeFrames()
-	e := panicError(r, frames, "goroutine panic")
+	e := s.placeFrames(panicError(r, frames, "goroutine panic"), "", n)
 	s.curMu.Lock()
 	c := s.cur
 	if c != nil && c.n == n && !c.finished {
@@ -411,23 +443,23 @@ func (c cellContext) String() string { return "harmonium.CellContext" }
 
 // Display implements display.Sink for the running cell.
 func (s *Session) Display(data, metadata map[string]any, id string, update bool) {
-	if c := s.current(); c != nil && c.out != nil {
-		c.out.Display(data, metadata, map[string]any{"display_id": id}, update)
+	if _, out := s.currentOut(); out != nil {
+		out.Display(data, metadata, map[string]any{"display_id": id}, update)
 	}
 }
 
 // Clear implements display.Sink.
 func (s *Session) Clear(wait bool) {
-	if c := s.current(); c != nil && c.out != nil {
-		c.out.ClearOutput(wait)
+	if _, out := s.currentOut(); out != nil {
+		out.ClearOutput(wait)
 	}
 }
 
 // Progress implements display.Sink: an HTML bar updated in place, or a text
 // bar redrawn with carriage returns in terminal mode.
 func (s *Session) Progress(id string, st display.ProgressState) {
-	c := s.current()
-	if c == nil || c.out == nil {
+	_, out := s.currentOut()
+	if out == nil {
 		return
 	}
 	if s.opts.Terminal {
@@ -435,7 +467,7 @@ func (s *Session) Progress(id string, st display.ProgressState) {
 		if st.Total > 0 && st.Done >= st.Total {
 			end = "\n"
 		}
-		c.out.Stream("stderr", "\r"+st.Text(30)+end)
+		out.Stream("stderr", "\r"+st.Text(30)+end)
 		return
 	}
 	s.curMu.Lock()
@@ -443,7 +475,7 @@ func (s *Session) Progress(id string, st display.ProgressState) {
 	s.progress[id] = true
 	s.curMu.Unlock()
 	data := map[string]any{"text/html": st.HTML(), "text/plain": st.Text(30)}
-	c.out.Display(data, map[string]any{}, map[string]any{"display_id": id}, seen)
+	out.Display(data, map[string]any{}, map[string]any{"display_id": id}, seen)
 }
 
 // clearValue implements the clear builtin for maps and slices.
@@ -462,6 +494,11 @@ func clearValue(v any) {
 func (s *Session) Execute(ctx context.Context, code string, out Output) Result {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	// An interrupted cell's program still inside a compiled call must end
+	// before the interpreter runs anything else.
+	if e := s.awaitAbandoned(ctx, out); e != nil {
+		return Result{Err: e}
+	}
 	// A cell may have closed os.Stdout or os.Stderr; the next one gets its
 	// output captured again.
 	for _, p := range []*pipeCapture{s.stdout, s.stderr} {
@@ -488,7 +525,11 @@ func (s *Session) Execute(ctx context.Context, code string, out Output) Result {
 
 	s.stdout.Sync()
 	s.stderr.Sync()
-	os.Stdout, os.Stderr = oldOut, oldErr
+	if !s.busy() {
+		// An abandoned cell's compiled call keeps writing into the
+		// capture, which discards it, not onto the process's streams.
+		os.Stdout, os.Stderr = oldOut, oldErr
+	}
 	display.SetSink(prevSink)
 	s.curMu.Lock()
 	c.finished = true
@@ -500,6 +541,9 @@ func (s *Session) Execute(ctx context.Context, code string, out Output) Result {
 	}
 	s.curMu.Unlock()
 	s.yerr.takeFrames() // frames of recovered panics (rich detection) are noise
+	if err != nil {
+		s.userTerms(err, code)
+	}
 	res := Result{Err: err}
 	if _, isHandle := display.Unwrap(c.result).(*display.Handle); isHandle {
 		c.hasResult = false // display.Show(x) as the last line shows x once

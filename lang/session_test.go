@@ -91,7 +91,7 @@ func TestGoroutinePanic(t *testing.T) {
 	if res.Err == nil || res.Err.Name != "GoroutinePanic" {
 		t.Fatalf("want a GoroutinePanic error, got %+v (stderr %q)", res.Err, rec.stderr.String())
 	}
-	if !strings.Contains(strings.Join(res.Err.Traceback, "\n"), "(cell:2:") {
+	if !strings.Contains(strings.Join(res.Err.Traceback, "\n"), "at goroutine (cell "+strconv.Itoa(s.cellNumber())+", line 2,") {
 		t.Errorf("traceback does not point at the goroutine of cell line 2: %q", res.Err.Traceback)
 	}
 	if strings.Contains(rec.stderr.String(), "panic") {
@@ -171,8 +171,8 @@ func TestErrors(t *testing.T) {
 	for _, c := range []struct{ code, name, where string }{
 		{"x1 := 1\ny1 := undefinedName + x1", "CompileError", "cell:2:"},
 		{"z := \"unterminated\n", "SyntaxError", "cell:1:6"},
-		{"func bad() {\n\tpanic(\"boom\")\n}\nbad()", "Panic", "cell:2:2"},
-		{"var arr []int\n_ = arr[5]", "RuntimeError", "cell:"},
+		{"func bad() {\n\tpanic(\"boom\")\n}\nbad()", "Panic", "line 2, column 2"},
+		{"var arr []int\n_ = arr[5]", "RuntimeError", "line 2, column 1"},
 		{"import \"nosuch/pkg\"", "ImportError", "cell:1:1"},
 		{"%nosuchmagic", "UsageError", ""},
 		{"for i := 0; i < min(3, i+1); i++ {}", "CompileError", "cell:1:17"},

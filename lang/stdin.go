@@ -39,13 +39,13 @@ func (r *stdinReader) Read(p []byte) (int, error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if len(r.buf) == 0 {
-		c := r.s.current()
-		if c == nil || c.out == nil {
+		_, out := r.s.currentOut()
+		if out == nil {
 			return 0, io.EOF
 		}
 		r.s.stderr.Sync()
 		r.s.stdout.Sync() // the prompt is what the cell printed last
-		line, err := c.out.Input("", false)
+		line, err := out.Input("", false)
 		if err != nil {
 			return 0, io.EOF
 		}

@@ -163,7 +163,7 @@ func TestTopLevelUndefinedNames(t *testing.T) {
 	for _, c := range []struct{ code, want string }{
 		{"y := undefinedThing[0]", "cell:1:6: undefined: undefinedThing"},
 		{"func() { z := undefinedThing[0]; _ = z }()", "cell:1:15: undefined: undefinedThing"},
-		{"x := new(bytes.Buffer)", "cell:1:10: undefined: bytes"},
+		{"x := new(nosuchpkg.Buffer)", "cell:1:10: undefined: nosuchpkg"},
 		{"import \"strings\"\nws := strings.Fields(\"a\")\nw := ws[0] + nope", "cell:3:14: undefined: nope"},
 	} {
 		_, res := run(t, s, c.code)

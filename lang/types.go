@@ -143,6 +143,10 @@ func (s *Session) prepareTypes(src string) (string, string, error) {
 	for k, v := range s.renames {
 		all[k] = v
 	}
+	if _, ok := declaresMain(src, items); ok {
+		all["main"] = mainName
+		s.pending.renames["main"] = mainName
+	}
 	for _, t := range sortedKeys(redefined) {
 		s.counter++
 		all[t] = fmt.Sprintf("%s__%d", t, s.counter)
@@ -210,7 +214,13 @@ func (s *Session) commitTypes(src string, items []item) {
 // Globals panics when a compile declared variables that no execution has yet
 // allocated (a cell that failed between the two); running an empty program
 // allocates them.
+//
+// While an abandoned cell's program still runs (see interrupt.go), the
+// interpreter is not touched and there are no globals to see.
 func (s *Session) globals() map[string]reflect.Value {
+	if s.busy() {
+		return map[string]reflect.Value{}
+	}
 	for attempt := 0; attempt < 2; attempt++ {
 		g, ok := func() (g map[string]reflect.Value, ok bool) {
 			defer func() {
@@ -318,7 +328,13 @@ func (s *Session) isHandle(name string) bool { return s.handles[name] }
 // probe evaluates a side-effect-free expression in the global scope. It runs
 // on a goroutine of its own: should the expression call a runaway recursion,
 // the depth guard ends that goroutine (runtime.Goexit), not the caller's.
+//
+// It fails while an abandoned cell's program still runs: executing anything
+// would let that program go on (see interrupt.go).
 func (s *Session) probe(expr string) (v reflect.Value, ok bool) {
+	if s.busy() {
+		return reflect.Value{}, false
+	}
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
@@ -359,12 +375,9 @@ func (s *Session) userNames() []string {
 	}
 	var names []string
 	for n := range set {
-		if strings.HasPrefix(n, "__hm") || n == "ctx" || n == "_" {
-			continue
-		}
 		if u, ok := user[n]; ok {
 			n = u
-		} else if strings.Contains(n, "__") {
+		} else if strings.Contains(n, "__") || n == "ctx" || n == "_" {
 			continue
 		}
 		names = append(names, n)

@@ -80,7 +80,7 @@ class DialectTest(unittest.TestCase):
         self.assertIn("in goroutine", content["evalue"])
         errors = self.of(msgs, "error")
         self.assertEqual(len(errors), 1, msgs)  # exactly one error output
-        self.assertTrue(any("cell:2:" in line for line in errors[0]["traceback"]), errors[0])
+        self.assertTrue(any("line 2," in line for line in errors[0]["traceback"]), errors[0])
         self.assert_alive()
 
     def test_4_plot_and_matrix(self):
