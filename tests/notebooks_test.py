@@ -1,16 +1,22 @@
-"""Executes every notebook in notebooks/ twice, with reduced sizes (HARMONIUM_QUICK=1):
+"""Executes every notebook in notebooks/ twice at the quick scale (HARMONIUM_SCALE=quick):
 once headlessly with `harmonium run` and once through Jupyter with nbconvert and the
 installed Harmonium kernel. Each run must finish without an error output, and each
-notebook must produce at least one image and print its reproduction table as its final
-cell: a header line naming the columns (one of them "measured"), separated by " | ",
-and one row per quantity.
+notebook must produce at least one image and show its reproduction table in its final
+cell: a display.Table whose text/plain rendering has a header naming the columns (one of
+them "measured"), separated by " | ", and one row per quantity, and whose text/html is an
+HTML table.
 
 The table is checked, not just found: every measured cell must hold at least one finite
 number (no NaN or Inf), and when the table has a "check" column every verdict must be
 "pass", "fail" or "-" (no criterion). The rows in REQUIRED_PASS are the criteria that the
-reduced sizes really meet (see each notebook's table); they must say "pass". The other
+quick scale really meets (see each notebook's table); they must say "pass". The other
 criteria (e.g. the CD–PCD log-likelihood gap, or the saturation of the Linear RBM) need
-the full sizes and may honestly fail in quick mode; their numbers are still checked."""
+the full sizes and may honestly fail at the quick scale; their numbers are still checked.
+
+The notebook executed by Jupyter is then exported with `jupyter nbconvert --to html`
+(Debian's 6.5 strips inline SVG): every image output must appear in the HTML as a
+visible PNG. The markdown cells are read for the reader: no development log (sessions,
+catalogue entries, dates, paper numbers like "seed 003") and no maths outside $…$."""
 
 import glob
 import json
@@ -107,6 +113,16 @@ REQUIRED_PASS = {
     ],
 }
 
+# Development-log wording that has no place in a notebook's prose.
+LOG_WORDS = re.compile(r"\bseeds? \d{3}\b|catalogu|\bsessions?\b|\binvestigation\b|\b\d{3}-Q\d+\b"
+                       r"|\b(?:19|20)\d\d-\d\d-\d\d\b", re.IGNORECASE)
+# LaTeX super/subscripts written outside $…$ (they show raw in the browser).
+DOLLARS = re.compile(r"\$\$.*?\$\$|\$[^$]*\$", re.DOTALL)
+RAW_TEX = re.compile(r"[_^]\{|\\(?:sum|frac|mathcal|langle|sqrt)\b")
+# A PNG embedded in nbconvert's HTML; the payload of a real plot is many kilobytes.
+HTML_PNG = re.compile(r'<img src="data:image/png;base64,([A-Za-z0-9+/=\s]*)"')
+MIN_PNG_BASE64 = 2000
+
 NUMBER = re.compile(r"[-+−]?\d+(?:\.\d+)?(?:[eE][-+]?\d+)?")
 NOT_FINITE = re.compile(r"\b(?:nan|[-+]?inf(?:inity)?)\b", re.IGNORECASE)
 
@@ -166,8 +182,12 @@ class NotebookTest(unittest.TestCase):
         self.assertEqual(errors, [], f"{name}: error outputs")
         images = [o for o in outs if "image/png" in o.get("data", {})]
         self.assertTrue(images, f"{name}: produced no image")
+        svg = [o for o in outs if "image/svg+xml" in o.get("data", {})]
+        self.assertEqual(svg, [], f"{name}: SVG outputs (nbconvert's HTML export strips them)")
         last = [c for c in nb["cells"] if c["cell_type"] == "code"][-1]
         final = "".join(text_of(o) for o in last.get("outputs", []))
+        html = "".join("".join(o.get("data", {}).get("text/html", "")) for o in last.get("outputs", []))
+        self.assertIn("<table", html, f"{name}: the reproduction table is not shown as HTML")
         cols, rows = parse_table(final)
         self.assertIsNotNone(cols, f"{name}: final cell prints no reproduction table:\n{final[-2000:]}")
         self.assertGreaterEqual(len(rows), 3, f"{name}: reproduction table has fewer than 3 rows")
@@ -190,7 +210,7 @@ class NotebookTest(unittest.TestCase):
 
     def run_both(self, nbpath):
         name = os.path.basename(nbpath)
-        env = dict(os.environ, HARMONIUM_QUICK="1")
+        env = dict(os.environ, HARMONIUM_SCALE="quick")
         if "HARMONIUM_MNIST" not in env and os.path.isdir(SHARED_MNIST):
             env["HARMONIUM_MNIST"] = SHARED_MNIST
         with tempfile.TemporaryDirectory() as tmp:
@@ -210,6 +230,23 @@ class NotebookTest(unittest.TestCase):
                                timeout=1200)
             self.assertEqual(r.returncode, 0, f"nbconvert {name}:\n{r.stderr[-3000:]}")
             self.check_executed(copy, "nbconvert " + name)
+            self.check_html_export(copy, name)
+
+    def check_html_export(self, executed, name):
+        """nbconvert's HTML of the executed notebook shows every image output as a PNG."""
+        with open(executed) as f:
+            nb = json.load(f)
+        want = sum(1 for o in outputs(nb) if "image/png" in o.get("data", {}))
+        out_dir = os.path.dirname(executed)
+        r = subprocess.run([sys.executable, "-m", "nbconvert", "--to", "html", "--output-dir", out_dir, executed],
+                           capture_output=True, text=True, timeout=300)
+        self.assertEqual(r.returncode, 0, f"nbconvert --to html {name}:\n{r.stderr[-3000:]}")
+        with open(os.path.splitext(executed)[0] + ".html") as f:
+            page = f.read()
+        pngs = [re.sub(r"\s", "", m) for m in HTML_PNG.findall(page)]
+        self.assertEqual(len(pngs), want, f"{name}: {want} image outputs, {len(pngs)} PNGs in the HTML export")
+        for k, b64 in enumerate(pngs):
+            self.assertGreater(len(b64), MIN_PNG_BASE64, f"{name}: PNG {k} of the HTML export is nearly empty")
 
 
     def test_no_development_paths(self):
@@ -223,6 +260,32 @@ class NotebookTest(unittest.TestCase):
                 for bad in ("../shared", "shared/data", '"shared"'):
                     self.assertNotIn(bad, src, f"{os.path.basename(nbpath)} cell {k}")
 
+    def test_prose(self):
+        """Markdown cells read as a paper's supplement: no development log and no raw
+        LaTeX outside $…$."""
+        for nbpath in NOTEBOOKS:
+            with open(nbpath) as f:
+                nb = json.load(f)
+            for k, cell in enumerate(nb["cells"]):
+                if cell["cell_type"] != "markdown":
+                    continue
+                src = "".join(cell["source"])
+                with self.subTest(notebook=os.path.basename(nbpath), cell=k):
+                    bad = LOG_WORDS.search(src)
+                    self.assertIsNone(bad, f"development-log wording {bad and bad.group(0)!r}")
+                    outside = DOLLARS.sub("", re.sub(r"`[^`]*`", "", src))
+                    raw = RAW_TEX.search(outside)
+                    self.assertIsNone(raw, f"LaTeX outside $…$ near {outside[max(0, raw.start() - 40):raw.end() + 20]!r}" if raw else "")
+
+    def test_prose_checker(self):
+        """The prose patterns catch what they are for and let ordinary text through."""
+        for bad in ("as in seed 003", "catalogue 003-Q3", "in session 2", "on 2026-11-21", "see 001-Q4"):
+            self.assertTrue(LOG_WORDS.search(bad), bad)
+        for ok in ("Tubiana, Cocco & Monasson 2019, Eq. 20", "seed 1 of the RBM", "Fig. 3 (2019)"):
+            self.assertFalse(LOG_WORDS.search(ok), ok)
+        self.assertTrue(RAW_TEX.search(DOLLARS.sub("", "energy x^{2} here")))
+        self.assertFalse(RAW_TEX.search(DOLLARS.sub("", "energy $x^{2}$ and $$\\sum_{i} v_i$$ here")))
+
     def test_activation_functions_epochs(self):
         """HARMONIUM_EPOCHS sets activation-functions' number of epochs (the paper's 500 on a
         workstation); a value that is not a positive number stops the run with an error naming it."""
@@ -230,7 +293,7 @@ class NotebookTest(unittest.TestCase):
         with tempfile.TemporaryDirectory() as tmp:
             out = os.path.join(tmp, "af.ipynb")
             for epochs, ok in (("3", True), ("many", False)):
-                env = dict(os.environ, HARMONIUM_QUICK="1", HARMONIUM_EPOCHS=epochs)
+                env = dict(os.environ, HARMONIUM_SCALE="quick", HARMONIUM_EPOCHS=epochs)
                 r = subprocess.run([BIN, "run", nbpath, "-o", out], cwd=os.path.dirname(nbpath),
                                    env=env, capture_output=True, text=True, timeout=900)
                 if not ok:
