@@ -26,6 +26,8 @@ import subprocess
 import sys
 import tempfile
 import unittest
+import zlib
+import base64
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 BIN = os.environ.get("HARMONIUM_BIN", os.path.join(ROOT, "bin", "harmonium"))
@@ -119,9 +121,23 @@ LOG_WORDS = re.compile(r"\bseeds? \d{3}\b|catalogu|\bsessions?\b|\binvestigation
 # LaTeX super/subscripts written outside $…$ (they show raw in the browser).
 DOLLARS = re.compile(r"\$\$.*?\$\$|\$[^$]*\$", re.DOTALL)
 RAW_TEX = re.compile(r"[_^]\{|\\(?:sum|frac|mathcal|langle|sqrt)\b")
-# A PNG embedded in nbconvert's HTML; the payload of a real plot is many kilobytes.
+# A PNG embedded in nbconvert's HTML.
 HTML_PNG = re.compile(r'<img src="data:image/png;base64,([A-Za-z0-9+/=\s]*)"')
-MIN_PNG_BASE64 = 2000
+
+
+def png_colours(raw):
+    """Returns the number of distinct byte values in the pixel data of a PNG (its IDAT
+    chunks, inflated): 1 or 2 for a blank image, dozens for a drawn plot. Raises
+    ValueError if raw is not a PNG."""
+    if raw[:8] != b"\x89PNG\r\n\x1a\n":
+        raise ValueError("not a PNG")
+    idat, pos = b"", 8
+    while pos + 8 <= len(raw):
+        n = int.from_bytes(raw[pos:pos + 4], "big")
+        if raw[pos + 4:pos + 8] == b"IDAT":
+            idat += raw[pos + 8:pos + 8 + n]
+        pos += 12 + n
+    return len(set(zlib.decompress(idat)))
 
 NUMBER = re.compile(r"[-+−]?\d+(?:\.\d+)?(?:[eE][-+]?\d+)?")
 NOT_FINITE = re.compile(r"\b(?:nan|[-+]?inf(?:inity)?)\b", re.IGNORECASE)
@@ -171,6 +187,25 @@ class TableParseTest(unittest.TestCase):
         self.assertFalse(NOT_FINITE.search("information 0.3"))
         self.assertTrue(NOT_FINITE.search("-Inf"))
         self.assertEqual(parse_table("no table here")[0], None)
+
+
+class PNGCheckTest(unittest.TestCase):
+    """The blank-image detector, on a blank and a drawn PNG built here."""
+
+    @staticmethod
+    def png(rows):
+        def chunk(kind, data):
+            return len(data).to_bytes(4, "big") + kind + data + zlib.crc32(kind + data).to_bytes(4, "big")
+        h, w = len(rows), len(rows[0])
+        ihdr = w.to_bytes(4, "big") + h.to_bytes(4, "big") + bytes([8, 0, 0, 0, 0])  # 8-bit grey
+        pixels = b"".join(b"\x00" + bytes(r) for r in rows)
+        return b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", ihdr) + chunk(b"IDAT", zlib.compress(pixels)) + chunk(b"IEND", b"")
+
+    def test_png_colours(self):
+        self.assertLessEqual(png_colours(self.png([[255] * 20] * 10)), 2)
+        self.assertGreater(png_colours(self.png([[(x * y) % 256 for x in range(20)] for y in range(10)])), 4)
+        with self.assertRaises(ValueError):
+            png_colours(b"GIF89a")
 
 
 class NotebookTest(unittest.TestCase):
@@ -243,10 +278,10 @@ class NotebookTest(unittest.TestCase):
         self.assertEqual(r.returncode, 0, f"nbconvert --to html {name}:\n{r.stderr[-3000:]}")
         with open(os.path.splitext(executed)[0] + ".html") as f:
             page = f.read()
-        pngs = [re.sub(r"\s", "", m) for m in HTML_PNG.findall(page)]
+        pngs = [base64.b64decode(re.sub(r"\s", "", m)) for m in HTML_PNG.findall(page)]
         self.assertEqual(len(pngs), want, f"{name}: {want} image outputs, {len(pngs)} PNGs in the HTML export")
-        for k, b64 in enumerate(pngs):
-            self.assertGreater(len(b64), MIN_PNG_BASE64, f"{name}: PNG {k} of the HTML export is nearly empty")
+        for k, raw in enumerate(pngs):
+            self.assertGreater(png_colours(raw), 4, f"{name}: PNG {k} of the HTML export is blank")
 
 
     def test_no_development_paths(self):
