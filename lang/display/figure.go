@@ -11,6 +11,7 @@ import (
 	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/vg"
 	"gonum.org/v1/plot/vg/draw"
+	"gonum.org/v1/plot/vg/recorder"
 	"gonum.org/v1/plot/vg/vgimg"
 )
 
@@ -61,8 +62,8 @@ func drawPlot(p *plot.Plot, c draw.Canvas, legendWidth vg.Length) {
 // legendWidth is the width of the column drawPlot reserves for p's legend:
 // zero when the legend has no entries.
 func legendWidth(p *plot.Plot) vg.Length {
-	c := vgimg.NewWith(vgimg.UseWH(PlotSize[0], PlotSize[1]))
-	r := p.Legend.Rectangle(draw.New(c))
+	// Only text metrics are needed: the canvas records, it does not rasterise.
+	r := p.Legend.Rectangle(draw.Canvas{Canvas: new(recorder.Canvas)})
 	if w := r.Size().X; w > 0 {
 		return w + 2*legendGap // a gap each side: Rectangle is a little narrow for the drawn text
 	}
