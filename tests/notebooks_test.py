@@ -118,9 +118,10 @@ REQUIRED_PASS = {
 # Development-log wording that has no place in a notebook's prose.
 LOG_WORDS = re.compile(r"\bseeds? \d{3}\b|catalogu|\bsessions?\b|\binvestigation\b|\b\d{3}-Q\d+\b"
                        r"|\b(?:19|20)\d\d-\d\d-\d\d\b", re.IGNORECASE)
-# LaTeX super/subscripts written outside $…$ (they show raw in the browser).
+# Sub- and superscripts or LaTeX commands written outside $…$ and `code` (they show raw
+# in the browser: w_i, e^{2β}, \sum).
 DOLLARS = re.compile(r"\$\$.*?\$\$|\$[^$]*\$", re.DOTALL)
-RAW_TEX = re.compile(r"[_^]\{|\\(?:sum|frac|mathcal|langle|sqrt)\b")
+RAW_TEX = re.compile(r"[_^]\{|\w_\w|\^[\w(]|\\(?:sum|frac|mathcal|langle|sqrt)\b")
 # A PNG embedded in nbconvert's HTML.
 HTML_PNG = re.compile(r'<img src="data:image/png;base64,([A-Za-z0-9+/=\s]*)"')
 
@@ -356,6 +357,8 @@ class NotebookTest(unittest.TestCase):
         for ok in ("Tubiana, Cocco & Monasson 2019, Eq. 20", "seed 1 of the RBM", "Fig. 3 (2019)"):
             self.assertFalse(LOG_WORDS.search(ok), ok)
         self.assertTrue(RAW_TEX.search(DOLLARS.sub("", "energy x^{2} here")))
+        self.assertTrue(RAW_TEX.search(DOLLARS.sub("", "the weights w_i grow")))
+        self.assertFalse(RAW_TEX.search(DOLLARS.sub("", re.sub(r"`[^`]*`", "", "call `train.Fit_x` with α = 0.9"))))
         self.assertFalse(RAW_TEX.search(DOLLARS.sub("", "energy $x^{2}$ and $$\\sum_{i} v_i$$ here")))
 
     def test_activation_functions_epochs(self):
