@@ -1,6 +1,8 @@
 // Package display shows rich values in a Harmonium notebook: HTML, Markdown,
-// LaTeX, JSON, images, plots and matrices, updatable in place, plus a progress
-// bar that draws in Jupyter or on a terminal.
+// LaTeX, JSON, images, plots, heat maps with colour bars, matrices and tables
+// (a Reproduction table compares a paper's values with a run's), updatable in
+// place, plus a progress bar that draws in Jupyter or on a terminal, and the
+// notebook size switch HARMONIUM_SCALE (ScaleFromEnv).
 //
 // It is preloaded in every notebook cell (no import needed). Outside a session
 // (plain compiled Go) every function is a no-op that still returns valid values,
