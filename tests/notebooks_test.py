@@ -18,6 +18,7 @@ The notebook executed by Jupyter is then exported with `jupyter nbconvert --to h
 visible PNG. The markdown cells are read for the reader: no development log (sessions,
 catalogue entries, dates, paper numbers like "seed 003") and no maths outside $…$."""
 
+import base64
 import glob
 import json
 import os
@@ -27,7 +28,6 @@ import sys
 import tempfile
 import unittest
 import zlib
-import base64
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 BIN = os.environ.get("HARMONIUM_BIN", os.path.join(ROOT, "bin", "harmonium"))
@@ -224,8 +224,8 @@ class TableParseTest(unittest.TestCase):
 
 
 class PNGCheckTest(unittest.TestCase):
-    """The blank-image detector, on a blank and a drawn PNG built here, and on a plot
-    drawn by Go's image/png (Paeth and other filters)."""
+    """The blank-image detector, on a blank and a drawn PNG built here (the notebooks'
+    HTML exports exercise it on the PNGs Go's image/png writes)."""
 
     @staticmethod
     def png(rows):
