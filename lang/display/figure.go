@@ -3,10 +3,13 @@ package display
 import (
 	"bytes"
 	"fmt"
+	"image/color"
 	"math"
+	"strconv"
 
 	"gonum.org/v1/gonum/mat"
 	"gonum.org/v1/plot"
+	"gonum.org/v1/plot/palette"
 	"gonum.org/v1/plot/palette/moreland"
 	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/vg"
@@ -97,8 +100,8 @@ type HeatMap struct {
 	Label          string // the colour bar's label: what the colour measures, with units
 	Data           mat.Matrix
 	// Min and Max bound the colour scale; when both are zero the scale spans
-	// the data, symmetric about zero when the data have both signs (a
-	// diverging blue–white–red palette, white at zero).
+	// the data, symmetric about zero when the data have both signs. The
+	// palette diverges from white at zero: blue below, red above.
 	Min, Max float64
 }
 
@@ -137,6 +140,48 @@ func (h HeatMap) scale() (lo, hi float64) {
 	return lo, hi
 }
 
+// span is a colour map shown over [lo, hi], a part of the range of the map it
+// wraps: data of one sign use the white-to-colour half of the diverging map,
+// so that white always means zero.
+type span struct {
+	palette.ColorMap
+	lo, hi float64
+}
+
+func (s span) Min() float64 { return s.lo }
+func (s span) Max() float64 { return s.hi }
+
+// divergingSpan returns the blue–white–red map, white at zero, shown over [lo, hi].
+func divergingSpan(lo, hi float64) span {
+	m := moreland.SmoothBlueRed()
+	a := math.Max(math.Abs(lo), math.Abs(hi))
+	m.SetMax(a)
+	m.SetMin(-a)
+	return span{m, lo, hi}
+}
+
+// swatches is a list of colours used as a palette.Palette.
+type swatches []color.Color
+
+func (s swatches) Colors() []color.Color { return s }
+
+// integerTicks marks whole numbers only (the rows and columns of a matrix), at
+// steps of 1, 2 or 5 × 10ⁿ so that there are at most about eight.
+type integerTicks struct{}
+
+func (integerTicks) Ticks(min, max float64) []plot.Tick {
+	lo, hi := math.Ceil(min), math.Floor(max)
+	step := 1.0
+	for k := 0; (hi-lo)/step > 8; k++ {
+		step = []float64{2, 5, 10}[k%3] * math.Pow(10, float64(k/3))
+	}
+	var ticks []plot.Tick
+	for v := math.Ceil(lo/step) * step; v <= hi; v += step {
+		ticks = append(ticks, plot.Tick{Value: v, Label: strconv.FormatFloat(v+0, 'f', 0, 64)}) // +0 turns −0 into 0
+	}
+	return ticks
+}
+
 // colourBarWidth is the width of the strip holding the colour bar and its axis.
 const colourBarWidth = 1.1 * vg.Inch
 
@@ -149,14 +194,20 @@ func (h HeatMap) render() ([]byte, map[string]any, error) {
 		return nil, nil, fmt.Errorf("display: HeatMap %q: Data is %d×%d", h.Title, r, c)
 	}
 	lo, hi := h.scale()
-	pal := moreland.SmoothBlueRed()
-	pal.SetMin(lo)
-	pal.SetMax(hi)
-	colours := pal.Palette(255)
+	cmap := divergingSpan(lo, hi)
+	colours := make(swatches, 255)
+	for k := range colours {
+		c, err := cmap.At(lo + (hi-lo)*float64(k)/float64(len(colours)-1))
+		if err != nil {
+			return nil, nil, fmt.Errorf("display: HeatMap %q: colour scale [%g, %g]: %w", h.Title, lo, hi, err)
+		}
+		colours[k] = c
+	}
 
 	p := plot.New()
 	p.Title.Text = h.Title
 	p.X.Label.Text, p.Y.Label.Text = h.XLabel, h.YLabel
+	p.X.Tick.Marker, p.Y.Tick.Marker = integerTicks{}, integerTicks{}
 	hm := plotter.NewHeatMap(grid{h.Data}, colours)
 	hm.Min, hm.Max = lo, hi
 	p.Add(hm)
@@ -164,7 +215,7 @@ func (h HeatMap) render() ([]byte, map[string]any, error) {
 	cb := plot.New()
 	cb.HideX()
 	cb.Y.Label.Text = h.Label
-	cb.Add(&plotter.ColorBar{ColorMap: pal, Vertical: true})
+	cb.Add(&plotter.ColorBar{ColorMap: cmap, Vertical: true})
 	if p.Title.Text != "" { // a blank title keeps the bar level with the axes
 		cb.Title.Text = " "
 		cb.Title.TextStyle = p.Title.TextStyle

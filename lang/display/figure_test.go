@@ -5,6 +5,7 @@ import (
 	"encoding/base64"
 	"image"
 	"image/png"
+	"strings"
 	"testing"
 
 	"gonum.org/v1/gonum/mat"
@@ -113,5 +114,43 @@ func TestHeatMapColoursAndBar(t *testing.T) {
 	b := Bundle(HeatMap{Title: "empty"})
 	if _, ok := b["image/png"]; ok || b["text/plain"] != `<heat map: display: HeatMap "empty" has no Data>` {
 		t.Errorf("HeatMap without data: %v", b["text/plain"])
+	}
+}
+
+func TestHeatMapOneSignIsWhiteAtZero(t *testing.T) {
+	// Left column 0, right column 1: non-negative data use the white-to-red half.
+	img, _, _ := decodeBundlePNG(t, Bundle(HeatMap{Data: mat.NewDense(2, 2, []float64{0, 1, 0, 1})}))
+	// The mean colour of a box inside each column's half of the data area
+	// (logical pixels; the PNG is drawn at twice that).
+	mean := func(x0, x1 int) (r, g, b uint32) {
+		n := uint32(0)
+		for y := 2 * 100; y < 2*200; y++ {
+			for x := 2 * x0; x < 2*x1; x++ {
+				cr, cg, cb, _ := img.At(x, y).RGBA()
+				r, g, b, n = r+cr>>8, g+cg>>8, b+cb>>8, n+1
+			}
+		}
+		return r / n, g / n, b / n
+	}
+	if r, g, b := mean(120, 200); r < 200 || g < 200 || b < 200 || r-b > 10 {
+		t.Errorf("zero drawn as (%d, %d, %d), want a near-white grey", r, g, b)
+	}
+	if r, g, b := mean(330, 420); r < 150 || g > 60 || b > 60 {
+		t.Errorf("the maximum drawn as (%d, %d, %d), want red", r, g, b)
+	}
+}
+
+func TestIntegerTicks(t *testing.T) {
+	labels := func(min, max float64) (s []string) {
+		for _, tk := range (integerTicks{}).Ticks(min, max) {
+			s = append(s, tk.Label)
+		}
+		return s
+	}
+	if got := strings.Join(labels(-0.5, 5.5), " "); got != "0 1 2 3 4 5" {
+		t.Errorf("ticks of [-0.5, 5.5]: %s", got)
+	}
+	if got := strings.Join(labels(-0.5, 99.5), " "); got != "0 20 40 60 80" {
+		t.Errorf("ticks of [-0.5, 99.5]: %s", got)
 	}
 }
