@@ -16,8 +16,12 @@ func TestRichValues(t *testing.T) {
 )`)
 	_, res := mustRun(t, s, "pl := plot.New()\nxy := make(plotter.XYs, 5)\nfor i := range 5 { xy[i].X, xy[i].Y = float64(i), float64(i*i) }\nln, _ := plotter.NewLine(xy)\npl.Add(ln)\npl")
 	png, _ := base64.StdEncoding.DecodeString(res.Data["image/png"].(string))
-	if !strings.HasPrefix(string(png), "\x89PNG") || !strings.Contains(res.Data["image/svg+xml"].(string), "<svg") {
-		t.Errorf("plot result lacks PNG/SVG: %v", keys(res.Data))
+	if !strings.HasPrefix(string(png), "\x89PNG") || res.Data["image/svg+xml"] != nil {
+		t.Errorf("plot result is not a PNG alone: %v", keys(res.Data))
+	}
+	// The PNG is drawn at twice the resolution and shown at its logical size.
+	if size, _ := res.Metadata["image/png"].(map[string]any); size["width"] != 480 || res.Data["__metadata__"] != nil {
+		t.Errorf("plot metadata %v, data keys %v", res.Metadata, keys(res.Data))
 	}
 	_, res = mustRun(t, s, "mat.NewDense(2, 2, []float64{1, 2, 3, 4})")
 	if html, _ := res.Data["text/html"].(string); !strings.Contains(html, "<td>4</td>") {

@@ -555,12 +555,7 @@ func (s *Session) Execute(ctx context.Context, code string, out Output) Result {
 }
 
 func bundleOf(v any) (map[string]any, map[string]any) {
-	b := display.Bundle(v)
-	data := map[string]any{}
-	for k, d := range b {
-		data[k] = d
-	}
-	return data, map[string]any{}
+	return display.Split(display.Bundle(v))
 }
 
 // runCell dispatches magics and Go code.

@@ -4,42 +4,60 @@ package stdlib
 
 import (
 	"github.com/harmonium-rbm/harmonium/lang/display"
+	"go/constant"
+	"go/token"
 	"reflect"
 )
 
 func init() {
 	Symbols["github.com/harmonium-rbm/harmonium/lang/display/display"] = map[string]reflect.Value{
 		// function, constant and variable definitions
-		"Bundle":       reflect.ValueOf(display.Bundle),
-		"Clear":        reflect.ValueOf(display.Clear),
-		"HTML":         reflect.ValueOf(display.HTML),
-		"JPEG":         reflect.ValueOf(display.JPEG),
-		"JSON":         reflect.ValueOf(display.JSON),
-		"LaTeX":        reflect.ValueOf(display.LaTeX),
-		"Markdown":     reflect.ValueOf(display.Markdown),
-		"MatrixHTML":   reflect.ValueOf(display.MatrixHTML),
-		"MaxTableSize": reflect.ValueOf(&display.MaxTableSize).Elem(),
-		"NewProgress":  reflect.ValueOf(display.NewProgress),
-		"PNG":          reflect.ValueOf(display.PNG),
-		"PlotSize":     reflect.ValueOf(&display.PlotSize).Elem(),
-		"SVG":          reflect.ValueOf(display.SVG),
-		"SetSink":      reflect.ValueOf(display.SetSink),
-		"Show":         reflect.ValueOf(display.Show),
-		"Text":         reflect.ValueOf(display.Text),
-		"Unwrap":       reflect.ValueOf(display.Unwrap),
+		"Bundle":          reflect.ValueOf(display.Bundle),
+		"Clear":           reflect.ValueOf(display.Clear),
+		"ColCheck":        reflect.ValueOf(constant.MakeFromLiteral("\"check\"", token.STRING, 0)),
+		"ColCriterion":    reflect.ValueOf(constant.MakeFromLiteral("\"our criterion\"", token.STRING, 0)),
+		"ColMeasured":     reflect.ValueOf(constant.MakeFromLiteral("\"measured\"", token.STRING, 0)),
+		"ColPaper":        reflect.ValueOf(constant.MakeFromLiteral("\"paper (location)\"", token.STRING, 0)),
+		"ColQuantity":     reflect.ValueOf(constant.MakeFromLiteral("\"quantity\"", token.STRING, 0)),
+		"Full":            reflect.ValueOf(display.Full),
+		"HTML":            reflect.ValueOf(display.HTML),
+		"JPEG":            reflect.ValueOf(display.JPEG),
+		"JSON":            reflect.ValueOf(display.JSON),
+		"LaTeX":           reflect.ValueOf(display.LaTeX),
+		"Markdown":        reflect.ValueOf(display.Markdown),
+		"MatrixHTML":      reflect.ValueOf(display.MatrixHTML),
+		"MaxTableSize":    reflect.ValueOf(&display.MaxTableSize).Elem(),
+		"NewProgress":     reflect.ValueOf(display.NewProgress),
+		"NewReproduction": reflect.ValueOf(display.NewReproduction),
+		"PNG":             reflect.ValueOf(display.PNG),
+		"Paper":           reflect.ValueOf(display.Paper),
+		"PlotDPI":         reflect.ValueOf(constant.MakeFromLiteral("192", token.INT, 0)),
+		"PlotSize":        reflect.ValueOf(&display.PlotSize).Elem(),
+		"Quick":           reflect.ValueOf(display.Quick),
+		"SVG":             reflect.ValueOf(display.SVG),
+		"ScaleFromEnv":    reflect.ValueOf(display.ScaleFromEnv),
+		"SetSink":         reflect.ValueOf(display.SetSink),
+		"Show":            reflect.ValueOf(display.Show),
+		"Split":           reflect.ValueOf(display.Split),
+		"Text":            reflect.ValueOf(display.Text),
+		"Unwrap":          reflect.ValueOf(display.Unwrap),
 
 		// type definitions
 		"HTMLer":        reflect.ValueOf((*display.HTMLer)(nil)),
 		"Handle":        reflect.ValueOf((*display.Handle)(nil)),
+		"HeatMap":       reflect.ValueOf((*display.HeatMap)(nil)),
 		"LaTeXer":       reflect.ValueOf((*display.LaTeXer)(nil)),
 		"MIMEBundle":    reflect.ValueOf((*display.MIMEBundle)(nil)),
 		"Markdowner":    reflect.ValueOf((*display.Markdowner)(nil)),
 		"PNGer":         reflect.ValueOf((*display.PNGer)(nil)),
 		"Progress":      reflect.ValueOf((*display.Progress)(nil)),
 		"ProgressState": reflect.ValueOf((*display.ProgressState)(nil)),
+		"Reproduction":  reflect.ValueOf((*display.Reproduction)(nil)),
 		"Rich":          reflect.ValueOf((*display.Rich)(nil)),
 		"SVGer":         reflect.ValueOf((*display.SVGer)(nil)),
+		"Scale":         reflect.ValueOf((*display.Scale)(nil)),
 		"Sink":          reflect.ValueOf((*display.Sink)(nil)),
+		"Table":         reflect.ValueOf((*display.Table)(nil)),
 
 		// interface wrapper definitions
 		"_HTMLer":     reflect.ValueOf((*_github_com_harmonium_rbm_harmonium_lang_display_HTMLer)(nil)),

@@ -1,17 +1,24 @@
-"""Executes every notebook in notebooks/ twice, with reduced sizes (HARMONIUM_QUICK=1):
+"""Executes every notebook in notebooks/ twice at the quick scale (HARMONIUM_SCALE=quick):
 once headlessly with `harmonium run` and once through Jupyter with nbconvert and the
 installed Harmonium kernel. Each run must finish without an error output, and each
-notebook must produce at least one image and print its reproduction table as its final
-cell: a header line naming the columns (one of them "measured"), separated by " | ",
-and one row per quantity.
+notebook must produce at least one image and show its reproduction table in its final
+cell: a display.Table whose text/plain rendering has a header naming the columns (one of
+them "measured"), separated by " | ", and one row per quantity, and whose text/html is an
+HTML table.
 
 The table is checked, not just found: every measured cell must hold at least one finite
 number (no NaN or Inf), and when the table has a "check" column every verdict must be
 "pass", "fail" or "-" (no criterion). The rows in REQUIRED_PASS are the criteria that the
-reduced sizes really meet (see each notebook's table); they must say "pass". The other
+quick scale really meets (see each notebook's table); they must say "pass". The other
 criteria (e.g. the CD–PCD log-likelihood gap, or the saturation of the Linear RBM) need
-the full sizes and may honestly fail in quick mode; their numbers are still checked."""
+the full sizes and may honestly fail at the quick scale; their numbers are still checked.
 
+The notebook executed by Jupyter is then exported with `jupyter nbconvert --to html`
+(Debian's 6.5 strips inline SVG): every image output must appear in the HTML as a
+visible PNG. The markdown cells are read for the reader: no development log (sessions,
+catalogue entries, dates, paper numbers like "seed 003") and no maths outside $…$."""
+
+import base64
 import glob
 import json
 import os
@@ -20,6 +27,7 @@ import subprocess
 import sys
 import tempfile
 import unittest
+import zlib
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 BIN = os.environ.get("HARMONIUM_BIN", os.path.join(ROOT, "bin", "harmonium"))
@@ -107,6 +115,64 @@ REQUIRED_PASS = {
     ],
 }
 
+# Development-log wording that has no place in a notebook's prose.
+LOG_WORDS = re.compile(r"\bseeds? \d{3}\b|catalogu|\bsessions?\b|\binvestigation\b|\b\d{3}-Q\d+\b"
+                       r"|\b(?:19|20)\d\d-\d\d-\d\d\b", re.IGNORECASE)
+# Sub- and superscripts or LaTeX commands written outside $…$ and `code` (they show raw
+# in the browser: w_i, e^{2β}, \sum).
+DOLLARS = re.compile(r"\$\$.*?\$\$|\$[^$]*\$", re.DOTALL)
+RAW_TEX = re.compile(r"[_^]\{|\w_\w|\^[\w(]|\\(?:sum|frac|mathcal|langle|sqrt)\b")
+# A PNG embedded in nbconvert's HTML.
+HTML_PNG = re.compile(r'<img src="data:image/png;base64,([A-Za-z0-9+/=\s]*)"')
+
+
+def png_colours(raw, enough=None):
+    """Returns the number of distinct pixel values of an 8-bit, non-interlaced PNG (grey,
+    RGB, grey+alpha or RGBA, which is what Go's image/png writes): 1 for a blank image.
+    With enough, it stops counting (and returns) once that many are found. Raises
+    ValueError for anything else."""
+    if raw[:8] != b"\x89PNG\r\n\x1a\n":
+        raise ValueError("not a PNG")
+    idat, pos, header = b"", 8, None
+    while pos + 8 <= len(raw):
+        n = int.from_bytes(raw[pos:pos + 4], "big")
+        kind, body = raw[pos + 4:pos + 8], raw[pos + 8:pos + 8 + n]
+        if kind == b"IHDR":
+            header = body
+        elif kind == b"IDAT":
+            idat += body
+        pos += 12 + n
+    if header is None:
+        raise ValueError("PNG without IHDR")
+    width, height = int.from_bytes(header[0:4], "big"), int.from_bytes(header[4:8], "big")
+    depth, ctype, interlace = header[8], header[9], header[12]
+    channels = {0: 1, 2: 3, 4: 2, 6: 4}.get(ctype)
+    if depth != 8 or channels is None or interlace:
+        raise ValueError(f"PNG of depth {depth}, colour type {ctype}, interlace {interlace}")
+    data, stride = zlib.decompress(idat), width * channels
+    prev, pixels = bytearray(stride), set()
+    for y in range(height):
+        ftype, line = data[y * (stride + 1)], bytearray(data[y * (stride + 1) + 1:(y + 1) * (stride + 1)])
+        for i in range(stride):  # undo the row filter (PNG spec, section 9)
+            a = line[i - channels] if i >= channels else 0
+            b, c = prev[i], prev[i - channels] if i >= channels else 0
+            if ftype == 1:
+                line[i] = (line[i] + a) & 255
+            elif ftype == 2:
+                line[i] = (line[i] + b) & 255
+            elif ftype == 3:
+                line[i] = (line[i] + (a + b) // 2) & 255
+            elif ftype == 4:
+                p = a + b - c
+                pa, pb, pc = abs(p - a), abs(p - b), abs(p - c)
+                line[i] = (line[i] + (a if pa <= pb and pa <= pc else b if pb <= pc else c)) & 255
+        pixels.update(bytes(line[i:i + channels]) for i in range(0, stride, channels))
+        if enough and len(pixels) >= enough:
+            return enough
+        prev = line
+    return len(pixels)
+
+
 NUMBER = re.compile(r"[-+−]?\d+(?:\.\d+)?(?:[eE][-+]?\d+)?")
 NOT_FINITE = re.compile(r"\b(?:nan|[-+]?inf(?:inity)?)\b", re.IGNORECASE)
 
@@ -157,6 +223,29 @@ class TableParseTest(unittest.TestCase):
         self.assertEqual(parse_table("no table here")[0], None)
 
 
+class PNGCheckTest(unittest.TestCase):
+    """The blank-image detector, on a blank and a drawn PNG built here (the notebooks'
+    HTML exports exercise it on the PNGs Go's image/png writes)."""
+
+    @staticmethod
+    def png(rows):
+        def chunk(kind, data):
+            return len(data).to_bytes(4, "big") + kind + data + zlib.crc32(kind + data).to_bytes(4, "big")
+        h, w = len(rows), len(rows[0])
+        ihdr = w.to_bytes(4, "big") + h.to_bytes(4, "big") + bytes([8, 0, 0, 0, 0])  # 8-bit grey
+        # Rows with the Sub filter (1), so that unfiltering is exercised.
+        pixels = b"".join(b"\x01" + bytes((r[i] - (r[i - 1] if i else 0)) & 255 for i in range(len(r))) for r in rows)
+        return b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", ihdr) + chunk(b"IDAT", zlib.compress(pixels)) + chunk(b"IEND", b"")
+
+    def test_png_colours(self):
+        self.assertEqual(png_colours(self.png([[255] * 20] * 10)), 1)
+        rows = [[(x * y) % 256 for x in range(20)] for y in range(10)]
+        self.assertEqual(png_colours(self.png(rows)), 91)
+        self.assertEqual(png_colours(self.png(rows), enough=5), 5)
+        with self.assertRaises(ValueError):
+            png_colours(b"GIF89a")
+
+
 class NotebookTest(unittest.TestCase):
     def check_executed(self, path, name):
         with open(path) as f:
@@ -166,8 +255,12 @@ class NotebookTest(unittest.TestCase):
         self.assertEqual(errors, [], f"{name}: error outputs")
         images = [o for o in outs if "image/png" in o.get("data", {})]
         self.assertTrue(images, f"{name}: produced no image")
+        svg = [o for o in outs if "image/svg+xml" in o.get("data", {})]
+        self.assertEqual(svg, [], f"{name}: SVG outputs (nbconvert's HTML export strips them)")
         last = [c for c in nb["cells"] if c["cell_type"] == "code"][-1]
         final = "".join(text_of(o) for o in last.get("outputs", []))
+        html = "".join("".join(o.get("data", {}).get("text/html", "")) for o in last.get("outputs", []))
+        self.assertIn("<table", html, f"{name}: the reproduction table is not shown as HTML")
         cols, rows = parse_table(final)
         self.assertIsNotNone(cols, f"{name}: final cell prints no reproduction table:\n{final[-2000:]}")
         self.assertGreaterEqual(len(rows), 3, f"{name}: reproduction table has fewer than 3 rows")
@@ -190,7 +283,7 @@ class NotebookTest(unittest.TestCase):
 
     def run_both(self, nbpath):
         name = os.path.basename(nbpath)
-        env = dict(os.environ, HARMONIUM_QUICK="1")
+        env = dict(os.environ, HARMONIUM_SCALE="quick")
         if "HARMONIUM_MNIST" not in env and os.path.isdir(SHARED_MNIST):
             env["HARMONIUM_MNIST"] = SHARED_MNIST
         with tempfile.TemporaryDirectory() as tmp:
@@ -210,6 +303,23 @@ class NotebookTest(unittest.TestCase):
                                timeout=1200)
             self.assertEqual(r.returncode, 0, f"nbconvert {name}:\n{r.stderr[-3000:]}")
             self.check_executed(copy, "nbconvert " + name)
+            self.check_html_export(copy, name)
+
+    def check_html_export(self, executed, name):
+        """nbconvert's HTML of the executed notebook shows every image output as a PNG."""
+        with open(executed) as f:
+            nb = json.load(f)
+        want = sum(1 for o in outputs(nb) if "image/png" in o.get("data", {}))
+        out_dir = os.path.dirname(executed)
+        r = subprocess.run([sys.executable, "-m", "nbconvert", "--to", "html", "--output-dir", out_dir, executed],
+                           capture_output=True, text=True, timeout=300)
+        self.assertEqual(r.returncode, 0, f"nbconvert --to html {name}:\n{r.stderr[-3000:]}")
+        with open(os.path.splitext(executed)[0] + ".html") as f:
+            page = f.read()
+        pngs = [base64.b64decode(re.sub(r"\s", "", m)) for m in HTML_PNG.findall(page)]
+        self.assertEqual(len(pngs), want, f"{name}: {want} image outputs, {len(pngs)} PNGs in the HTML export")
+        for k, raw in enumerate(pngs):
+            self.assertEqual(png_colours(raw, enough=2), 2, f"{name}: PNG {k} of the HTML export is blank")
 
 
     def test_no_development_paths(self):
@@ -223,6 +333,34 @@ class NotebookTest(unittest.TestCase):
                 for bad in ("../shared", "shared/data", '"shared"'):
                     self.assertNotIn(bad, src, f"{os.path.basename(nbpath)} cell {k}")
 
+    def test_prose(self):
+        """Markdown cells read as a paper's supplement: no development log and no raw
+        LaTeX outside $…$."""
+        for nbpath in NOTEBOOKS:
+            with open(nbpath) as f:
+                nb = json.load(f)
+            for k, cell in enumerate(nb["cells"]):
+                if cell["cell_type"] != "markdown":
+                    continue
+                src = "".join(cell["source"])
+                with self.subTest(notebook=os.path.basename(nbpath), cell=k):
+                    bad = LOG_WORDS.search(src)
+                    self.assertIsNone(bad, f"development-log wording {bad and bad.group(0)!r}")
+                    outside = DOLLARS.sub("", re.sub(r"`[^`]*`", "", src))
+                    raw = RAW_TEX.search(outside)
+                    self.assertIsNone(raw, f"LaTeX outside $…$ near {outside[max(0, raw.start() - 40):raw.end() + 20]!r}" if raw else "")
+
+    def test_prose_checker(self):
+        """The prose patterns catch what they are for and let ordinary text through."""
+        for bad in ("as in seed 003", "catalogue 003-Q3", "in session 2", "on 2026-11-21", "see 001-Q4"):
+            self.assertTrue(LOG_WORDS.search(bad), bad)
+        for ok in ("Tubiana, Cocco & Monasson 2019, Eq. 20", "seed 1 of the RBM", "Fig. 3 (2019)"):
+            self.assertFalse(LOG_WORDS.search(ok), ok)
+        self.assertTrue(RAW_TEX.search(DOLLARS.sub("", "energy x^{2} here")))
+        self.assertTrue(RAW_TEX.search(DOLLARS.sub("", "the weights w_i grow")))
+        self.assertFalse(RAW_TEX.search(DOLLARS.sub("", re.sub(r"`[^`]*`", "", "call `train.Fit_x` with α = 0.9"))))
+        self.assertFalse(RAW_TEX.search(DOLLARS.sub("", "energy $x^{2}$ and $$\\sum_{i} v_i$$ here")))
+
     def test_activation_functions_epochs(self):
         """HARMONIUM_EPOCHS sets activation-functions' number of epochs (the paper's 500 on a
         workstation); a value that is not a positive number stops the run with an error naming it."""
@@ -230,7 +368,7 @@ class NotebookTest(unittest.TestCase):
         with tempfile.TemporaryDirectory() as tmp:
             out = os.path.join(tmp, "af.ipynb")
             for epochs, ok in (("3", True), ("many", False)):
-                env = dict(os.environ, HARMONIUM_QUICK="1", HARMONIUM_EPOCHS=epochs)
+                env = dict(os.environ, HARMONIUM_SCALE="quick", HARMONIUM_EPOCHS=epochs)
                 r = subprocess.run([BIN, "run", nbpath, "-o", out], cwd=os.path.dirname(nbpath),
                                    env=env, capture_output=True, text=True, timeout=900)
                 if not ok:

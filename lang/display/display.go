@@ -1,12 +1,14 @@
 // Package display shows rich values in a Harmonium notebook: HTML, Markdown,
-// LaTeX, JSON, images, plots and matrices, updatable in place, plus a progress
-// bar that draws in Jupyter or on a terminal.
+// LaTeX, JSON, images, plots, heat maps with colour bars, matrices and tables
+// (a Reproduction table compares a paper's values with a run's), updatable in
+// place, plus a progress bar that draws in Jupyter or on a terminal, and the
+// notebook size switch HARMONIUM_SCALE (ScaleFromEnv).
 //
 // It is preloaded in every notebook cell (no import needed). Outside a session
 // (plain compiled Go) every function is a no-op that still returns valid values,
 // so code written in a notebook also runs as a program.
 //
-//	h := display.Show(p)          // p is a *plot.Plot: PNG + SVG
+//	h := display.Show(p)          // p is a *plot.Plot: a sharp PNG
 //	h.Update(p2)                  // replaces it in place
 //	display.Markdown("**done**")
 //	bar := display.NewProgress("training", 100)
@@ -77,20 +79,25 @@ func (h *Handle) String() string { return "display.Handle(" + h.id + ")" }
 
 func publish(id string, b MIMEBundle, update bool) {
 	if s := currentSink(); s != nil {
-		data := map[string]any{}
-		for k, v := range b {
-			data[k] = v
-		}
-		var meta map[string]any
-		if m, ok := data[metadataKey].(map[string]any); ok {
-			meta = m
-			delete(data, metadataKey)
-		}
-		if meta == nil {
-			meta = map[string]any{}
-		}
+		data, meta := Split(b)
 		s.Display(data, meta, id, update)
 	}
+}
+
+// Split separates a bundle made by Bundle into the data and the metadata
+// (e.g. the logical size of a plot's PNG) of a Jupyter display message. The
+// metadata map is never nil.
+func Split(b MIMEBundle) (data, metadata map[string]any) {
+	data = map[string]any{}
+	for k, v := range b {
+		data[k] = v
+	}
+	metadata, _ = data[metadataKey].(map[string]any)
+	delete(data, metadataKey)
+	if metadata == nil {
+		metadata = map[string]any{}
+	}
+	return data, metadata
 }
 
 // Show displays v with its richest rendering (see Bundle) and returns a Handle

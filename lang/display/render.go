@@ -57,7 +57,7 @@ var PlotSize = [2]vg.Length{5 * vg.Inch, 3.5 * vg.Inch}
 // larger matrices show their corners with ellipses.
 var MaxTableSize = 12
 
-// Bundle returns the MIME bundle for v: plots as PNG and SVG, images as PNG,
+// Bundle returns the MIME bundle for v: plots and heat maps as PNG (see PlotDPI), images as PNG,
 // gonum matrices as an HTML table, rbmcore models and results as an HTML
 // summary of their fields, values implementing HTMLer, Markdowner,
 // LaTeXer, PNGer or SVGer through their methods, and always a text/plain
@@ -88,6 +88,10 @@ func Bundle(v any) MIMEBundle {
 		b["text/plain"] = x.Text
 	case *plot.Plot:
 		plotBundle(b, x)
+	case HeatMap:
+		heatMapBundle(b, x)
+	case *HeatMap:
+		heatMapBundle(b, *x)
 	case mat.Matrix:
 		b["text/html"] = MatrixHTML(x)
 		b["text/plain"] = Text(x)
@@ -129,31 +133,6 @@ func Bundle(v any) MIMEBundle {
 		b["text/plain"] = Text(v)
 	}
 	return b
-}
-
-func plotBundle(b MIMEBundle, p *plot.Plot) {
-	for _, f := range []struct{ format, mime string }{{"png", "image/png"}, {"svg", "image/svg+xml"}} {
-		w, err := p.WriterTo(PlotSize[0], PlotSize[1], f.format)
-		if err != nil {
-			b["text/plain"] = fmt.Sprintf("<plot: rendering %s failed: %v>", f.format, err)
-			return
-		}
-		var buf bytes.Buffer
-		if _, err := w.WriteTo(&buf); err != nil {
-			b["text/plain"] = fmt.Sprintf("<plot: writing %s failed: %v>", f.format, err)
-			return
-		}
-		if f.format == "png" {
-			b[f.mime] = buf.Bytes()
-		} else {
-			b[f.mime] = buf.String()
-		}
-	}
-	title := p.Title.Text
-	if title == "" {
-		title = "untitled"
-	}
-	b["text/plain"] = "<plot: " + title + ">"
 }
 
 // maxText bounds the text/plain rendering of a value.

@@ -1,0 +1,46 @@
+package display
+
+import (
+	"strings"
+	"testing"
+)
+
+func TestTableText(t *testing.T) {
+	tab := &Table{Caption: "c", Columns: []string{"a", "measured"}}
+	tab.Add("x ≥ 1", "2")
+	tab.Add("long quantity")
+	want := "c\n" +
+		"a             | measured\n" +
+		"------------------------\n" +
+		"x ≥ 1         | 2\n" +
+		"long quantity | \n"
+	if got := tab.String(); got != want {
+		t.Errorf("text:\n%s\nwant:\n%s", got, want)
+	}
+	if Text(tab) != want {
+		t.Errorf("Text(table) is not its fixed-width rendering")
+	}
+}
+
+func TestReproductionHTML(t *testing.T) {
+	r := NewReproduction("Paper 2020")
+	r.Check("m <b>", "0.5 (Fig. 2)", "0.49 ± 0.01", "|m − 0.5| < 3 SE", true)
+	r.Check("k", "5 (Fig. 3)", "4", "= 5", false)
+	r.Info("t", "-", "1.5 s")
+	b := Bundle(r)
+	h := b["text/html"].(string)
+	if strings.Count(h, "<tr>") != 4 || strings.Count(h, "<th ") != 5 || strings.Count(h, "<td ") != 15 {
+		t.Errorf("HTML shape: %s", h)
+	}
+	for _, s := range []string{"m &lt;b&gt;", ">our criterion</th>", "#1a7f37;font-weight:bold;white-space:nowrap\">pass</td>",
+		"#cf222e;font-weight:bold;white-space:nowrap\">fail</td>", "<caption"} {
+		if !strings.Contains(h, s) {
+			t.Errorf("HTML lacks %q:\n%s", s, h)
+		}
+	}
+	lines := strings.Split(b["text/plain"].(string), "\n")
+	if len(lines) != 7 || !strings.HasPrefix(lines[1], "quantity | paper (location) | measured    | our criterion    | check") ||
+		lines[5] != "t        | -                | 1.5 s       | -                | -" {
+		t.Errorf("text:\n%s", strings.Join(lines, "\n"))
+	}
+}
