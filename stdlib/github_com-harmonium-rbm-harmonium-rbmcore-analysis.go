@@ -24,6 +24,7 @@ func init() {
 		"PR":                     reflect.ValueOf(analysis.PR),
 		"Rank":                   reflect.ValueOf(analysis.Rank),
 		"SingularValues":         reflect.ValueOf(analysis.SingularValues),
+		"SparsePCA":              reflect.ValueOf(analysis.SparsePCA),
 		"Sparsity":               reflect.ValueOf(analysis.Sparsity),
 		"Spectrum":               reflect.ValueOf(analysis.Spectrum),
 		"UnitVectors":            reflect.ValueOf(analysis.UnitVectors),
@@ -37,5 +38,7 @@ func init() {
 		"KMeansOptions":     reflect.ValueOf((*analysis.KMeansOptions)(nil)),
 		"KMeansResult":      reflect.ValueOf((*analysis.KMeansResult)(nil)),
 		"PCAResult":         reflect.ValueOf((*analysis.PCAResult)(nil)),
+		"SparsePCAOptions":  reflect.ValueOf((*analysis.SparsePCAOptions)(nil)),
+		"SparsePCAResult":   reflect.ValueOf((*analysis.SparsePCAResult)(nil)),
 	}
 }

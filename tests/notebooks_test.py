@@ -90,6 +90,14 @@ REQUIRED_PASS = {
         "Fig. 12: PCA",
         "Fig. 12: FastICA",
     ],
+    "lattice-proteins.ipynb": [
+        "Fig. 4f: correlation of C(a,b) with −ε(a,b)",
+        "Fig. 4f: electrostatic contrast",
+        "Fig. 4f: cysteine bridge",
+        "Fig. 4g: bimodality b of the PC1 projections",
+        "Fig. 6b: median y = −log(1−P_nat) of RBM sequences",
+        "Fig. 6a: ⟨I⟩(h clamped +) − ⟨I⟩(h clamped −)",
+    ],
     "interaction-mapping.ipynb": [
         "Fig. 2 three-body Exp RBM",
         "Fig. 3 Linear",
