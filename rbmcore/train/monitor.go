@@ -235,20 +235,36 @@ func (mo *monitor) endOfEpoch(ctx context.Context, r *run, k int, lr, grad float
 		rec.MaxWeight = math.Max(rec.MaxWeight, math.Abs(w))
 	}
 	rec.WeightNorm = math.Sqrt(rec.WeightNorm)
+	announced := false
+	phase := func(what string) {
+		if r.o.Phase != nil {
+			r.o.Phase(fmt.Sprintf("epoch %d: %s", r.epoch, what))
+			announced = true
+		}
+	}
+	defer func() {
+		if announced {
+			r.o.Phase("")
+		}
+	}()
 	var err error
 	if due(mo.cfg.PLEvery, r.epoch, r.o.Epochs) {
+		phase("measuring the held-out pseudo-likelihood")
 		if rec.PseudoLikelihood, err = pseudoLikelihood(ctx, r.m, mo.eval, mo.plRNG()); err != nil {
 			return rec, fmt.Errorf("train: epoch %d: %w", r.epoch, err)
 		}
 	}
 	if due(mo.cfg.ReconEvery, r.epoch, r.o.Epochs) {
+		phase("measuring the reconstruction error")
 		rec.ReconError = reconError(r.m, mo.eval)
 	}
 	if due(mo.cfg.LogLikEvery, r.epoch, r.o.Epochs) && mo.cfg.Track != nil {
+		phase("tracking log Z to the held-out log-likelihood")
 		if err := mo.tracked(ctx, r, &rec); err != nil {
 			return rec, fmt.Errorf("train: epoch %d: log Z tracking: %w", r.epoch, err)
 		}
 	} else if due(mo.cfg.LogLikEvery, r.epoch, r.o.Epochs) {
+		phase("estimating the held-out log-likelihood (AIS)")
 		if rec.LogLik, rec.LogLikLow, rec.LogLikHigh, err = logLikelihood(ctx, r.m, mo.eval, r.set, mo.cfg, r.o.Seed+uint64(r.epoch)); err != nil {
 			return rec, fmt.Errorf("train: epoch %d: log-likelihood: %w", r.epoch, err)
 		}

@@ -95,6 +95,12 @@ type Options struct {
 	// Progress, if set, is called after every update with the number of
 	// updates done and the total planned (for a progress bar).
 	Progress func(done, total int)
+	// Phase, if set, is called with what Fit measures between updates when
+	// that takes noticeable time ("epoch 3: measuring held-out
+	// pseudo-likelihood", "epoch 3: estimating the log-likelihood", …) and
+	// with "" when the updates resume after one, so a progress bar can say why it is
+	// not moving (display.Progress's PhaseFunc). Zero: no calls.
+	Phase func(what string)
 	// OnUpdate, if set, is called after every parameter update.
 	OnUpdate func(u Update)
 	// OnEpoch, if set, is called with each epoch's record; returning false
