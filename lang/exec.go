@@ -367,6 +367,7 @@ func (s *Session) rewriteDecl(src string, start int, text string, asInt bool) (s
 	}
 	ed := &editor{src: text, cell: src, base: start}
 	markPanics(ed, file, f, len(declPrefix), s.cellNumber(), src, start)
+	s.markFaults(ed, file, f, len(declPrefix), s.cellNumber(), src, start)
 	r := &rewriter{ed: ed, file: file, root: f, prefix: len(declPrefix), oracle: s, next: &s.counter, rangeAsInt: asInt,
 		site: s.guardSite, cell: src, base: start}
 	r.rewrite(nil)
@@ -727,6 +728,7 @@ func (s *Session) execute(ctx context.Context, prog *interp.Program, src string)
 	s.curMu.Lock()
 	s.lastPanic = nil
 	s.curMu.Unlock()
+	*s.siteVar = 0
 	x, state, err := s.run(ctx, n, prog)
 	if err != nil {
 		return reflect.Value{}, &Error{Name: "ExecutionError", Value: err.Error(), Traceback: []string{"ExecutionError: " + err.Error()}}

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"go/ast"
 	"go/token"
+	"go/types"
 	"regexp"
 	"strconv"
 	"strings"
@@ -59,6 +60,151 @@ func markPanics(ed *editor, file *token.File, root ast.Node, prefix, n int, cell
 	})
 }
 
+// faultSite is a statement of a function declared in a cell that can fail
+// at run time: an index, slice, division, dereference or type assertion.
+type faultSite struct {
+	fn              string // the declared function or method it is in
+	cell, line, col int
+}
+
+// markFaults makes the statements of the functions declared in root (a
+// declaration's file, whose text starts prefix bytes into file, at offset
+// base of the source of cell n) that can fail at run time record where they
+// are in __hmSite, an interpreted global: yaegi places the frame of a
+// runtime error at the start of its function. Only such statements are
+// marked (one assignment each), and a loop or other statement that calls
+// nothing and holds a single one is marked once, before it, for that one:
+// nothing else can change the marker while it runs, so a tight loop over a
+// slice costs no more than before.
+func (s *Session) markFaults(ed *editor, file *token.File, root *ast.File, prefix, n int, cell string, base int) {
+	for _, d := range root.Decls {
+		fd, ok := d.(*ast.FuncDecl)
+		if !ok || fd.Body == nil {
+			continue
+		}
+		var mark func(list []ast.Stmt)
+		descend := func(st ast.Node) {
+			ast.Inspect(st, func(node ast.Node) bool {
+				switch x := node.(type) {
+				case *ast.BlockStmt:
+					if node != st {
+						mark(x.List)
+						return false
+					}
+				case *ast.CaseClause:
+					mark(x.Body)
+					return false
+				case *ast.CommClause:
+					mark(x.Body)
+					return false
+				}
+				return true
+			})
+		}
+		mark = func(list []ast.Stmt) {
+			for _, st := range list {
+				switch st.(type) {
+				case *ast.BlockStmt, *ast.CaseClause, *ast.CommClause:
+					descend(st)
+					continue
+				}
+				sites := faultingStmts(st)
+				if len(sites) == 0 {
+					descend(st)
+					continue
+				}
+				at := sites[0]
+				if len(sites) > 1 || callsCode(st) {
+					descend(st)
+					if at != st {
+						continue
+					}
+				} else {
+					ast.Inspect(st, func(node ast.Node) bool {
+						if lit, ok := node.(*ast.FuncLit); ok {
+							mark(lit.Body.List)
+							return false
+						}
+						return true
+					})
+				}
+				off := file.Offset(st.Pos()) - prefix
+				line, col := lineCol(cell, base+file.Offset(at.Pos())-prefix)
+				s.sites = append(s.sites, faultSite{frameName(fd), n, line, col})
+				ed.insert(off, fmt.Sprintf("__hmSite = %d; ", len(s.sites)))
+			}
+		}
+		mark(fd.Body.List)
+	}
+}
+
+// frameName is the name yaegi gives the frames of function declaration fd.
+func frameName(fd *ast.FuncDecl) string {
+	if fd.Recv == nil && fd.Name.Name == "main" {
+		return mainName
+	}
+	return fd.Name.Name
+}
+
+// faultingStmts lists the statements in st (st included, function literals
+// excluded) whose own expressions, outside nested blocks, can fail at run
+// time.
+func faultingStmts(st ast.Stmt) []ast.Stmt {
+	var out []ast.Stmt
+	ast.Inspect(st, func(node ast.Node) bool {
+		switch x := node.(type) {
+		case *ast.FuncLit:
+			return false
+		case ast.Stmt:
+			if canFault(x) {
+				out = append(out, x)
+			}
+		}
+		return true
+	})
+	return out
+}
+
+// canFault reports whether the expressions of st itself (not of the blocks
+// it holds) can fail at run time.
+func canFault(st ast.Stmt) bool {
+	if a, ok := st.(*ast.AssignStmt); ok && (a.Tok == token.QUO_ASSIGN || a.Tok == token.REM_ASSIGN) {
+		return true
+	}
+	found := false
+	ast.Inspect(st, func(node ast.Node) bool {
+		switch x := node.(type) {
+		case *ast.BlockStmt, *ast.FuncLit, *ast.CaseClause, *ast.CommClause:
+			return node == st
+		case *ast.IndexExpr, *ast.SliceExpr, *ast.StarExpr, *ast.TypeAssertExpr:
+			found = true
+		case *ast.BinaryExpr:
+			found = found || x.Op == token.QUO || x.Op == token.REM
+		}
+		return !found
+	})
+	return found
+}
+
+// callsCode reports whether st may run other code of the program while it
+// runs: a call other than a builtin or a conversion. (A range over a
+// function calls it too; the marks of another function are told apart when
+// the error is placed.)
+func callsCode(st ast.Stmt) bool {
+	found := false
+	ast.Inspect(st, func(node ast.Node) bool {
+		switch x := node.(type) {
+		case *ast.FuncLit:
+			return false
+		case *ast.CallExpr:
+			id, isIdent := x.Fun.(*ast.Ident)
+			found = found || !isConversion(x.Fun) && !(isIdent && types.Universe.Lookup(id.Name) != nil)
+		}
+		return !found
+	})
+	return found
+}
+
 // panicSite is where the last panic call of the running cell's program was.
 type panicSite struct{ cell, line, col int }
 
@@ -89,8 +235,12 @@ func (s *Session) placeFrames(e *Error, src string, goroutineOf int) *Error {
 	s.curMu.Lock()
 	site := s.lastPanic
 	s.curMu.Unlock()
+	var fault *faultSite
+	if k := *s.siteVar; k > 0 && k <= len(s.sites) {
+		fault = &s.sites[k-1]
+	}
 	if goroutineOf > 0 {
-		cur, at, site = goroutineOf, -1, nil
+		cur, at, site, fault = goroutineOf, -1, nil, nil
 	}
 	innermost := true
 	for i, l := range e.Traceback {
@@ -110,6 +260,14 @@ func (s *Session) placeFrames(e *Error, src string, goroutineOf int) *Error {
 			innermost = false
 			continue
 		}
+		outer, _, _ := strings.Cut(name, ".")
+		if innermost && fault != nil && e.Name == "RuntimeError" && fault.fn == outer {
+			// A runtime error in a function of a cell, at its last marked
+			// statement (see markFaults).
+			e.Traceback[i] = fmt.Sprintf("    at %s (cell %d, line %d, column %d)", userFuncName(name), fault.cell, fault.line, fault.col)
+			innermost = false
+			continue
+		}
 		innermost = false
 		if goroutineOf > 0 && (name == "func" || strings.HasPrefix(name, "func.")) {
 			e.Traceback[i] = fmt.Sprintf("    at goroutine (cell %d, line %d, column %d)", cur, line, col)
@@ -122,7 +280,6 @@ func (s *Session) placeFrames(e *Error, src string, goroutineOf int) *Error {
 			e.Traceback[i] = fmt.Sprintf("    at cell %d (line %d, column %d)", cur, line, col)
 			continue
 		}
-		outer, _, _ := strings.Cut(name, ".")
 		name = userFuncName(name)
 		if n, ok := s.declCell[outer]; ok {
 			e.Traceback[i] = fmt.Sprintf("    at %s (cell %d, line %d, column %d)", name, n, line, col)
