@@ -756,7 +756,8 @@ func (s *Session) execute(ctx context.Context, prog *interp.Program, src string)
 	}
 	var p interp.Panic
 	if errors.As(x.err, &p) {
-		return reflect.Value{}, explainMethodNotFound(s.placeFrames(panicError(p.Value, s.yerr.takeFrames(), "panic"), src, 0))
+		e := s.placeFrames(panicError(p.Value, s.yerr.takeFrames(), "panic"), src, 0)
+		return reflect.Value{}, s.explainBounds(explainMethodNotFound(e), src)
 	}
 	return reflect.Value{}, compileError(src, x.err)
 }
@@ -814,7 +815,7 @@ func syntaxError(src string, err error) *Error {
 func panicError(r any, frames []string, kind string) *Error {
 	name := "Panic"
 	val := fmt.Sprint(r)
-	if _, ok := r.(runtime.Error); ok || strings.HasPrefix(val, "runtime error") || strings.HasPrefix(val, "reflect: ") {
+	if _, ok := r.(runtime.Error); ok || strings.HasPrefix(val, "runtime error") || strings.HasPrefix(val, "reflect") {
 		name = "RuntimeError"
 	}
 	if kind == "goroutine panic" {

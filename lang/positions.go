@@ -294,11 +294,17 @@ func (s *Session) placeFrames(e *Error, src string, goroutineOf int) *Error {
 // reflect's (it indexes slices and arrays through reflect). The index and
 // length are not known any more.
 var goMessages = map[string]string{
-	"reflect: slice index out of range":              "runtime error: index out of range",
-	"reflect: array index out of range":              "runtime error: index out of range",
-	"reflect: string index out of range":             "runtime error: index out of range",
-	"reflect.Value.Slice: slice index out of bounds": "runtime error: slice bounds out of range",
+	"reflect: slice index out of range":              boundsIndex,
+	"reflect: array index out of range":              boundsIndex,
+	"reflect: string index out of range":             boundsIndex,
+	"reflect.Value.Slice: slice index out of bounds": boundsSlice,
 }
+
+// Go's messages without the values, which explainBounds adds where it can.
+const (
+	boundsIndex = "runtime error: index out of range"
+	boundsSlice = "runtime error: slice bounds out of range"
+)
 
 // goMessage returns Go's message for a runtime error yaegi words as reflect.
 func goMessage(msg string) string {
