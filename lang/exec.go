@@ -434,6 +434,7 @@ func (s *Session) evalStmts(ctx context.Context, c *cell, src string, items []it
 	if e != nil {
 		return e
 	}
+	s.firstAt = int64(items[0].start) + 1
 	v, e := s.execute(ctx, prog, src)
 	if e != nil {
 		return e
@@ -476,6 +477,7 @@ func (s *Session) evalBoxed(ctx context.Context, c *cell, src string, it item, n
 	if e != nil {
 		return s.explainUndefined(src, []item{it}, e)
 	}
+	s.firstAt = int64(it.start) + 1
 	if _, e := s.execute(ctx, prog, src); e != nil {
 		return e
 	}
@@ -724,7 +726,8 @@ func (s *Session) execute(ctx context.Context, prog *interp.Program, src string)
 	if c != nil {
 		n = c.n
 	}
-	s.at.Store(0)
+	s.at.Store(s.firstAt)
+	s.firstAt = 0
 	s.curMu.Lock()
 	s.lastPanic = nil
 	s.curMu.Unlock()

@@ -291,19 +291,23 @@ func (s *Session) placeFrames(e *Error, src string, goroutineOf int) *Error {
 }
 
 // goMessages are Go's own words for the runtime errors yaegi reports in
-// reflect's (it indexes slices and arrays through reflect). The index and
-// length are not known any more.
+// reflect's (it indexes, slices and stores through pointers with reflect).
+// The index and length are not known any more (see explainBounds).
 var goMessages = map[string]string{
-	"reflect: slice index out of range":              boundsIndex,
-	"reflect: array index out of range":              boundsIndex,
-	"reflect: string index out of range":             boundsIndex,
-	"reflect.Value.Slice: slice index out of bounds": boundsSlice,
+	"reflect: slice index out of range":                     boundsIndex,
+	"reflect: array index out of range":                     boundsIndex,
+	"reflect: string index out of range":                    boundsIndex,
+	"reflect.Value.Slice: slice index out of bounds":        boundsSlice,
+	"reflect.Value.Slice: string slice index out of bounds": boundsSlice,
+	"reflect.Value.Slice3: slice index out of bounds":       boundsSlice,
+	"reflect: call of reflect.Value.Set on zero Value":      nilDeref, // storing through a nil pointer
 }
 
 // Go's messages without the values, which explainBounds adds where it can.
 const (
 	boundsIndex = "runtime error: index out of range"
 	boundsSlice = "runtime error: slice bounds out of range"
+	nilDeref    = "runtime error: invalid memory address or nil pointer dereference"
 )
 
 // goMessage returns Go's message for a runtime error yaegi words as reflect.

@@ -77,6 +77,7 @@ type Session struct {
 	failed   map[string]failedDecl               // names whose declaration failed (see failed.go)
 	declCell map[string]int                      // function names declared by cells -> cell number
 	at       atomic.Int64                        // 1 + offset of the running top-level statement (see positions.go)
+	firstAt  int64                               // the first value of at for the next program run: its first statement
 	types    map[string]*typeRec                 // types declared by cells, by user-visible name
 	renames  map[string]string                   // redefined type name -> current internal name
 	pending  pendingTypes                        // renames of the running cell
