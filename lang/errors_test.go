@@ -110,6 +110,19 @@ func apply(xs []int) {
 	}
 	fmt.Print("")
 	f(9)
+}
+type P struct{ X int }
+func field(p *P) int {
+	fmt.Print("")
+	return p.X
+}
+func store(p *P) {
+	fmt.Print("")
+	p.X = 1
+}
+func assert(v any) int {
+	fmt.Print("")
+	return v.(int)
 }`)
 	declared := s.cellNumber()
 	checkRuntimeErrors(t, s, declared, []runtimeErrorCase{
@@ -120,5 +133,8 @@ func apply(xs []int) {
 		{"two([]int{1, 2}, []int{1})", "runtime error: index out of range", []string{"two (cell %[2]d, line 25, column 3)"}},
 		{"deref(nil)", "runtime error: invalid memory address or nil pointer dereference", []string{"deref (cell %[2]d, line 31, column 2)"}},
 		{"apply([]int{1})", "runtime error: index out of range", []string{"apply.func (cell %[2]d, line 36, column 3)"}},
+		{"field(nil)", "runtime error: invalid memory address or nil pointer dereference", []string{"field (cell %[2]d, line 44, column 2)"}},
+		{"store(nil)", "runtime error: invalid memory address or nil pointer dereference", []string{"store (cell %[2]d, line 48, column 2)"}},
+		{"assert(\"a\")", "interface conversion: interface {} is string, not int", []string{"assert (cell %[2]d, line 52, column 2)"}},
 	})
 }

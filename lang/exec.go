@@ -831,6 +831,10 @@ func panicError(r any, frames []string, kind string) *Error {
 		val = err.Error()
 	}
 	val = goMessage(val)
+	if m := assertPos.FindStringSubmatch(val); m != nil {
+		// yaegi's failed type assertion, at its position: Go's runtime error.
+		name, val = "RuntimeError", m[1]
+	}
 	tb := []string{fmt.Sprintf("%s: %s", kind, val)}
 	for _, f := range frames {
 		loc, fn, _ := strings.Cut(cellPos(f), ": panic: ")
@@ -868,6 +872,9 @@ func shortenFrames(tb []string) []string {
 	}
 	return out
 }
+
+// assertPos matches yaegi's panic of a failed type assertion.
+var assertPos = regexp.MustCompile(`^\d+:\d+: (interface conversion: .*)$`)
 
 var methodNotFound = regexp.MustCompile(`^(\d+:\d+): method not found: (\w+)$`)
 

@@ -108,7 +108,7 @@ func (s *Session) markFaults(ed *editor, file *token.File, root *ast.File, prefi
 					descend(st)
 					continue
 				}
-				sites := faultingStmts(st)
+				sites := faultingStmts(st, s.imports)
 				if len(sites) == 0 {
 					descend(st)
 					continue
@@ -138,6 +138,17 @@ func (s *Session) markFaults(ed *editor, file *token.File, root *ast.File, prefi
 	}
 }
 
+// marked reports whether msg is an error of the operations markFaults
+// marks: for others the last marked statement is not where they happened.
+func marked(msg string) bool {
+	for _, m := range []string{boundsIndex, boundsSlice, nilDeref, "runtime error: integer divide by zero", "assignment to entry in nil map", "interface conversion: "} {
+		if strings.HasPrefix(msg, m) {
+			return true
+		}
+	}
+	return false
+}
+
 // frameName is the name yaegi gives the frames of function declaration fd.
 func frameName(fd *ast.FuncDecl) string {
 	if fd.Recv == nil && fd.Name.Name == "main" {
@@ -148,15 +159,15 @@ func frameName(fd *ast.FuncDecl) string {
 
 // faultingStmts lists the statements in st (st included, function literals
 // excluded) whose own expressions, outside nested blocks, can fail at run
-// time.
-func faultingStmts(st ast.Stmt) []ast.Stmt {
+// time; pkgs are the imported package names (whose selectors cannot).
+func faultingStmts(st ast.Stmt, pkgs map[string]string) []ast.Stmt {
 	var out []ast.Stmt
 	ast.Inspect(st, func(node ast.Node) bool {
 		switch x := node.(type) {
 		case *ast.FuncLit:
 			return false
 		case ast.Stmt:
-			if canFault(x) {
+			if canFault(x, pkgs) {
 				out = append(out, x)
 			}
 		}
@@ -166,8 +177,9 @@ func faultingStmts(st ast.Stmt) []ast.Stmt {
 }
 
 // canFault reports whether the expressions of st itself (not of the blocks
-// it holds) can fail at run time.
-func canFault(st ast.Stmt) bool {
+// it holds) can fail at run time: index, slice, division, dereference (also
+// of a field's pointer), type assertion.
+func canFault(st ast.Stmt, pkgs map[string]string) bool {
 	if a, ok := st.(*ast.AssignStmt); ok && (a.Tok == token.QUO_ASSIGN || a.Tok == token.REM_ASSIGN) {
 		return true
 	}
@@ -180,6 +192,9 @@ func canFault(st ast.Stmt) bool {
 			found = true
 		case *ast.BinaryExpr:
 			found = found || x.Op == token.QUO || x.Op == token.REM
+		case *ast.SelectorExpr:
+			id, isIdent := x.X.(*ast.Ident)
+			found = !isIdent || pkgs[id.Name] == ""
 		}
 		return !found
 	})
@@ -261,7 +276,7 @@ func (s *Session) placeFrames(e *Error, src string, goroutineOf int) *Error {
 			continue
 		}
 		outer, _, _ := strings.Cut(name, ".")
-		if innermost && fault != nil && e.Name == "RuntimeError" && fault.fn == outer {
+		if innermost && fault != nil && marked(e.Value) && fault.fn == outer {
 			// A runtime error in a function of a cell, at its last marked
 			// statement (see markFaults).
 			e.Traceback[i] = fmt.Sprintf("    at %s (cell %d, line %d, column %d)", userFuncName(name), fault.cell, fault.line, fault.col)
@@ -301,6 +316,7 @@ var goMessages = map[string]string{
 	"reflect.Value.Slice: string slice index out of bounds": boundsSlice,
 	"reflect.Value.Slice3: slice index out of bounds":       boundsSlice,
 	"reflect: call of reflect.Value.Set on zero Value":      nilDeref, // storing through a nil pointer
+	"reflect: call of reflect.Value.Field on zero Value":    nilDeref, // a field of a nil pointer
 }
 
 // Go's messages without the values, which explainBounds adds where it can.
