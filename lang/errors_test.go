@@ -67,8 +67,9 @@ func TestRuntimeErrorValues(t *testing.T) {
 
 // TestRuntimeErrorsInFunctions checks that runtime errors other than panic
 // calls in functions declared in an earlier cell are placed at the
-// statement that failed, in the declaring cell's lines, with the caller's
-// frame at the cell's statement.
+// statement that failed (at its loop when two statements of a loop calling
+// nothing can fail in the same way), in the declaring cell's lines, with
+// the caller's frame at the cell's statement.
 func TestRuntimeErrorsInFunctions(t *testing.T) {
 	s := newSession(t)
 	mustRun(t, s, `func div(a, b int) int {
@@ -123,6 +124,14 @@ func store(p *P) {
 func assert(v any) int {
 	fmt.Print("")
 	return v.(int)
+}
+func mix(xs []int, d int) int {
+	s := 0
+	for i := range xs {
+		s += xs[i]
+		s += 100 / d
+	}
+	return s
 }`)
 	declared := s.cellNumber()
 	checkRuntimeErrors(t, s, declared, []runtimeErrorCase{
@@ -130,7 +139,10 @@ func assert(v any) int {
 		{"fmt.Println(1)\nset([]int{1}, 3)", "runtime error: index out of range", []string{"set (cell %[2]d, line 8, column 2)", "cell %[1]d (line 2, column 1)"}},
 		{"put(nil)", "assignment to entry in nil map", []string{"put (cell %[2]d, line 12, column 2)"}},
 		{"sum([]int{1, 2}, 2)", "runtime error: index out of range", []string{"sum (cell %[2]d, line 17, column 3)"}},
-		{"two([]int{1, 2}, []int{1})", "runtime error: index out of range", []string{"two (cell %[2]d, line 25, column 3)"}},
+		// Two statements of a loop calling nothing can fail so: the loop.
+		{"two([]int{1, 2}, []int{1})", "runtime error: index out of range", []string{"two (cell %[2]d, line 23, column 2)"}},
+		// Of those, one can divide by zero.
+		{"mix([]int{1}, 0)", "runtime error: integer divide by zero", []string{"mix (cell %[2]d, line 58, column 3)"}},
 		{"deref(nil)", "runtime error: invalid memory address or nil pointer dereference", []string{"deref (cell %[2]d, line 31, column 2)"}},
 		{"apply([]int{1})", "runtime error: index out of range", []string{"apply.func (cell %[2]d, line 36, column 3)"}},
 		{"field(nil)", "runtime error: invalid memory address or nil pointer dereference", []string{"field (cell %[2]d, line 44, column 2)"}},

@@ -60,11 +60,66 @@ func markPanics(ed *editor, file *token.File, root ast.Node, prefix, n int, cell
 	})
 }
 
-// faultSite is a statement of a function declared in a cell that can fail
-// at run time: an index, slice, division, dereference or type assertion.
+// faultKind is a set of the kinds of runtime errors a statement can have.
+type faultKind uint8
+
+const (
+	faultIndex  faultKind = 1 << iota // an index out of range, or a store into a nil map
+	faultSlice                        // slice bounds out of range
+	faultDiv                          // integer division by zero
+	faultDeref                        // a nil pointer dereferenced, also for a field
+	faultAssert                       // a failed type assertion
+)
+
+// faultOf is the kind of the runtime error with message msg, or 0 for the
+// errors markFaults does not mark.
+func faultOf(msg string) faultKind {
+	for _, k := range []struct {
+		prefix string
+		kind   faultKind
+	}{
+		{boundsIndex, faultIndex}, {"assignment to entry in nil map", faultIndex}, {boundsSlice, faultSlice},
+		{"runtime error: integer divide by zero", faultDiv}, {nilDeref, faultDeref}, {"interface conversion: ", faultAssert},
+	} {
+		if strings.HasPrefix(msg, k.prefix) {
+			return k.kind
+		}
+	}
+	return 0
+}
+
+// faultStmt is a statement that can fail at run time, with how.
+type faultStmt struct {
+	kinds     faultKind
+	line, col int
+}
+
+// faultSite is a marked region of a function declared in cell: one
+// statement that can fail at run time, or a statement calling nothing that
+// holds several (a loop), the error's kind then telling which one failed.
 type faultSite struct {
-	fn              string // the declared function or method it is in
-	cell, line, col int
+	fn              string // the declared function or method it is in, as its frames name it
+	cell, line, col int    // the marked statement
+	stmts           []faultStmt
+}
+
+// place returns the position of the runtime error with message msg at
+// site: the statement of its kind if there is exactly one, the marked
+// statement (a loop) if there are several; ok is false if none can have
+// the error.
+func (f *faultSite) place(msg string) (line, col int, ok bool) {
+	kind := faultOf(msg)
+	n := 0
+	for _, st := range f.stmts {
+		if st.kinds&kind != 0 {
+			line, col = st.line, st.col
+			n++
+		}
+	}
+	if n > 1 {
+		line, col = f.line, f.col
+	}
+	return line, col, kind != 0 && n > 0
 }
 
 // markFaults makes the statements of the functions declared in root (a
@@ -73,30 +128,48 @@ type faultSite struct {
 // are in __hmSite, an interpreted global: yaegi places the frame of a
 // runtime error at the start of its function. Only such statements are
 // marked (one assignment each), and a loop or other statement that calls
-// nothing and holds a single one is marked once, before it, for that one:
-// nothing else can change the marker while it runs, so a tight loop over a
-// slice costs no more than before.
+// nothing and holds several is marked once, before it: nothing else can
+// change the marker while it runs, so a tight loop costs no more than
+// before, and the kind of the error tells its statement (when the loop
+// holds one statement that can fail so).
 func (s *Session) markFaults(ed *editor, file *token.File, root *ast.File, prefix, n int, cell string, base int) {
 	for _, d := range root.Decls {
 		fd, ok := d.(*ast.FuncDecl)
 		if !ok || fd.Body == nil {
 			continue
 		}
+		site := func(at ast.Stmt, stmts []ast.Stmt) {
+			f := faultSite{fn: frameName(fd), cell: n}
+			f.line, f.col = lineCol(cell, base+file.Offset(at.Pos())-prefix)
+			for _, st := range stmts {
+				line, col := lineCol(cell, base+file.Offset(st.Pos())-prefix)
+				f.stmts = append(f.stmts, faultStmt{canFault(st, s.imports), line, col})
+			}
+			s.sites = append(s.sites, f)
+			ed.insert(file.Offset(at.Pos())-prefix, fmt.Sprintf("__hmSite = %d; ", len(s.sites)))
+		}
 		var mark func(list []ast.Stmt)
-		descend := func(st ast.Node) {
+		descend := func(st ast.Node, litsOnly bool) {
 			ast.Inspect(st, func(node ast.Node) bool {
 				switch x := node.(type) {
+				case *ast.FuncLit:
+					mark(x.Body.List)
+					return false
 				case *ast.BlockStmt:
-					if node != st {
+					if node != st && !litsOnly {
 						mark(x.List)
 						return false
 					}
 				case *ast.CaseClause:
-					mark(x.Body)
-					return false
+					if !litsOnly {
+						mark(x.Body)
+						return false
+					}
 				case *ast.CommClause:
-					mark(x.Body)
-					return false
+					if !litsOnly {
+						mark(x.Body)
+						return false
+					}
 				}
 				return true
 			})
@@ -105,48 +178,26 @@ func (s *Session) markFaults(ed *editor, file *token.File, root *ast.File, prefi
 			for _, st := range list {
 				switch st.(type) {
 				case *ast.BlockStmt, *ast.CaseClause, *ast.CommClause:
-					descend(st)
+					descend(st, false)
 					continue
 				}
-				sites := faultingStmts(st, s.imports)
-				if len(sites) == 0 {
-					descend(st)
-					continue
-				}
-				at := sites[0]
-				if len(sites) > 1 || callsCode(st) {
-					descend(st)
-					if at != st {
-						continue
+				stmts := faultingStmts(st, s.imports)
+				switch {
+				case len(stmts) == 0:
+					descend(st, false)
+				case !callsCode(st):
+					site(st, stmts)
+					descend(st, true)
+				default:
+					if stmts[0] == st {
+						site(st, stmts[:1])
 					}
-				} else {
-					ast.Inspect(st, func(node ast.Node) bool {
-						if lit, ok := node.(*ast.FuncLit); ok {
-							mark(lit.Body.List)
-							return false
-						}
-						return true
-					})
+					descend(st, false)
 				}
-				off := file.Offset(st.Pos()) - prefix
-				line, col := lineCol(cell, base+file.Offset(at.Pos())-prefix)
-				s.sites = append(s.sites, faultSite{frameName(fd), n, line, col})
-				ed.insert(off, fmt.Sprintf("__hmSite = %d; ", len(s.sites)))
 			}
 		}
 		mark(fd.Body.List)
 	}
-}
-
-// marked reports whether msg is an error of the operations markFaults
-// marks: for others the last marked statement is not where they happened.
-func marked(msg string) bool {
-	for _, m := range []string{boundsIndex, boundsSlice, nilDeref, "runtime error: integer divide by zero", "assignment to entry in nil map", "interface conversion: "} {
-		if strings.HasPrefix(msg, m) {
-			return true
-		}
-	}
-	return false
 }
 
 // frameName is the name yaegi gives the frames of function declaration fd.
@@ -166,8 +217,10 @@ func faultingStmts(st ast.Stmt, pkgs map[string]string) []ast.Stmt {
 		switch x := node.(type) {
 		case *ast.FuncLit:
 			return false
+		case *ast.BlockStmt, *ast.CaseClause, *ast.CommClause:
+			// Their statements are the sites, not they.
 		case ast.Stmt:
-			if canFault(x, pkgs) {
+			if canFault(x, pkgs) != 0 {
 				out = append(out, x)
 			}
 		}
@@ -176,29 +229,39 @@ func faultingStmts(st ast.Stmt, pkgs map[string]string) []ast.Stmt {
 	return out
 }
 
-// canFault reports whether the expressions of st itself (not of the blocks
-// it holds) can fail at run time: index, slice, division, dereference (also
-// of a field's pointer), type assertion.
-func canFault(st ast.Stmt, pkgs map[string]string) bool {
+// canFault returns the kinds of runtime errors the expressions of st
+// itself (not of the blocks it holds) can have: index, slice, division,
+// dereference (also of a field's pointer: a selector of a value, not of a
+// package of pkgs), type assertion.
+func canFault(st ast.Stmt, pkgs map[string]string) faultKind {
+	var kinds faultKind
 	if a, ok := st.(*ast.AssignStmt); ok && (a.Tok == token.QUO_ASSIGN || a.Tok == token.REM_ASSIGN) {
-		return true
+		kinds |= faultDiv
 	}
-	found := false
 	ast.Inspect(st, func(node ast.Node) bool {
 		switch x := node.(type) {
 		case *ast.BlockStmt, *ast.FuncLit, *ast.CaseClause, *ast.CommClause:
 			return node == st
-		case *ast.IndexExpr, *ast.SliceExpr, *ast.StarExpr, *ast.TypeAssertExpr:
-			found = true
+		case *ast.IndexExpr:
+			kinds |= faultIndex
+		case *ast.SliceExpr:
+			kinds |= faultSlice
+		case *ast.StarExpr:
+			kinds |= faultDeref
+		case *ast.TypeAssertExpr:
+			kinds |= faultAssert
 		case *ast.BinaryExpr:
-			found = found || x.Op == token.QUO || x.Op == token.REM
+			if x.Op == token.QUO || x.Op == token.REM {
+				kinds |= faultDiv
+			}
 		case *ast.SelectorExpr:
-			id, isIdent := x.X.(*ast.Ident)
-			found = !isIdent || pkgs[id.Name] == ""
+			if id, isIdent := x.X.(*ast.Ident); !isIdent || pkgs[id.Name] == "" {
+				kinds |= faultDeref
+			}
 		}
-		return !found
+		return true
 	})
-	return found
+	return kinds
 }
 
 // callsCode reports whether st may run other code of the program while it
@@ -276,12 +339,14 @@ func (s *Session) placeFrames(e *Error, src string, goroutineOf int) *Error {
 			continue
 		}
 		outer, _, _ := strings.Cut(name, ".")
-		if innermost && fault != nil && marked(e.Value) && fault.fn == outer {
+		if innermost && fault != nil && fault.fn == outer {
 			// A runtime error in a function of a cell, at its last marked
 			// statement (see markFaults).
-			e.Traceback[i] = fmt.Sprintf("    at %s (cell %d, line %d, column %d)", userFuncName(name), fault.cell, fault.line, fault.col)
-			innermost = false
-			continue
+			if fl, fc, ok := fault.place(e.Value); ok {
+				e.Traceback[i] = fmt.Sprintf("    at %s (cell %d, line %d, column %d)", userFuncName(name), fault.cell, fl, fc)
+				innermost = false
+				continue
+			}
 		}
 		innermost = false
 		if goroutineOf > 0 && (name == "func" || strings.HasPrefix(name, "func.")) {
