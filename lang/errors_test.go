@@ -56,7 +56,8 @@ func TestRuntimeErrorValues(t *testing.T) {
 		{"lo := 2\nfmt.Println(xs[lo:1])", "runtime error: slice bounds out of range [2:1]", []string{"cell %[1]d (line 2, column 1)"}},
 		{"fmt.Println(str[:k])", "runtime error: slice bounds out of range [:5] with length 3", []string{"cell %[1]d (line 1, column 1)"}},
 		// A loop's variables are its own: not evaluated again.
-		{"for i := 0; i <= len(xs); i++ {\n\txs[i] = 0\n}", "runtime error: index out of range", []string{"cell %[1]d (line 1, column 1)"}},
+		{"for i := 0; i <= len(xs); i++ {\n\txs[i] = 0\n}", "runtime error: index out of range", []string{"cell %[1]d (line 2, column 2)", "cell %[1]d (line 1, column 1)"}},
+		{"fmt.Println(0)\nfor _, x := range []int{1, 2, 3} {\n\tfmt.Print(x)\n\tfmt.Print(10 / (x - 2))\n}", "runtime error: integer divide by zero", []string{"cell %[1]d (line 4, column 2)", "cell %[1]d (line 2, column 1)"}},
 		// A call is not made twice.
 		{"calls := 0\nnext := func() int { calls++; return calls + 4 }\nxs[next()] = 1", "runtime error: index out of range", []string{"cell %[1]d (line 3, column 1)"}},
 	})

@@ -578,6 +578,7 @@ func (s *Session) prepareStmts(c *cell, src string, items []item, final bool, pr
 	build := func(asInt bool) (string, *rewriter, *Error) {
 		ed := &editor{src: text, cell: src, base: start}
 		markStatements(ed, file, body, start)
+		s.markTopFaults(ed, file, body, s.cellNumber(), src, start)
 		markPanics(ed, file, body, len(chunkPrefix), s.cellNumber(), src, start)
 		parenthesizeCallResults(ed, file, body)
 		r := &rewriter{ed: ed, file: file, body: body, oracle: s, next: &s.counter, rangeAsInt: asInt,

@@ -134,70 +134,89 @@ func (f *faultSite) place(msg string) (line, col int, ok bool) {
 // holds one statement that can fail so).
 func (s *Session) markFaults(ed *editor, file *token.File, root *ast.File, prefix, n int, cell string, base int) {
 	for _, d := range root.Decls {
-		fd, ok := d.(*ast.FuncDecl)
-		if !ok || fd.Body == nil {
-			continue
+		if fd, ok := d.(*ast.FuncDecl); ok && fd.Body != nil {
+			s.markFaultList(ed, file, frameName(fd), fd.Body.List, prefix, n, cell, base)
 		}
-		site := func(at ast.Stmt, stmts []ast.Stmt) {
-			f := faultSite{fn: frameName(fd), cell: n}
-			f.line, f.col = lineCol(cell, base+file.Offset(at.Pos())-prefix)
-			for _, st := range stmts {
-				line, col := lineCol(cell, base+file.Offset(st.Pos())-prefix)
-				f.stmts = append(f.stmts, faultStmt{canFault(st, s.imports), line, col})
-			}
-			s.sites = append(s.sites, f)
-			ed.insert(file.Offset(at.Pos())-prefix, fmt.Sprintf("__hmSite = %d; ", len(s.sites)))
-		}
-		var mark func(list []ast.Stmt)
-		descend := func(st ast.Node, litsOnly bool) {
-			ast.Inspect(st, func(node ast.Node) bool {
-				switch x := node.(type) {
-				case *ast.FuncLit:
-					mark(x.Body.List)
-					return false
-				case *ast.BlockStmt:
-					if node != st && !litsOnly {
-						mark(x.List)
-						return false
-					}
-				case *ast.CaseClause:
-					if !litsOnly {
-						mark(x.Body)
-						return false
-					}
-				case *ast.CommClause:
-					if !litsOnly {
-						mark(x.Body)
-						return false
-					}
-				}
-				return true
-			})
-		}
-		mark = func(list []ast.Stmt) {
-			for _, st := range list {
-				switch st.(type) {
-				case *ast.BlockStmt, *ast.CaseClause, *ast.CommClause:
-					descend(st, false)
-					continue
-				}
-				stmts := faultingStmts(st, s.imports)
-				switch {
-				case len(stmts) == 0:
-					descend(st, false)
-				case !callsCode(st):
-					site(st, stmts)
-					descend(st, true)
-				default:
-					if stmts[0] == st {
-						site(st, stmts[:1])
-					}
-					descend(st, false)
-				}
-			}
-		}
-		mark(fd.Body.List)
 	}
+}
+
+// markTopFaults marks (see markFaults) the compound statements of a chunk
+// of cell n (body, whose text starts at offset start of the cell): they run
+// in a function literal (see rewriter.rewrite), whose frames are the cell's
+// code, and whose statements yaegi places all at the compound statement's.
+func (s *Session) markTopFaults(ed *editor, file *token.File, body *ast.BlockStmt, n int, cell string, start int) {
+	var compound []ast.Stmt
+	for _, st := range body.List {
+		switch st.(type) {
+		case *ast.ForStmt, *ast.RangeStmt, *ast.IfStmt, *ast.SwitchStmt, *ast.TypeSwitchStmt, *ast.SelectStmt, *ast.BlockStmt, *ast.LabeledStmt:
+			compound = append(compound, st)
+		}
+	}
+	s.markFaultList(ed, file, "func", compound, len(chunkPrefix), n, cell, start)
+}
+
+// markFaultList marks the statements of list, in function fn (as its
+// frames name it), and those nested in them (see markFaults).
+func (s *Session) markFaultList(ed *editor, file *token.File, fn string, list []ast.Stmt, prefix, n int, cell string, base int) {
+	site := func(at ast.Stmt, stmts []ast.Stmt) {
+		f := faultSite{fn: fn, cell: n}
+		f.line, f.col = lineCol(cell, base+file.Offset(at.Pos())-prefix)
+		for _, st := range stmts {
+			line, col := lineCol(cell, base+file.Offset(st.Pos())-prefix)
+			f.stmts = append(f.stmts, faultStmt{canFault(st, s.imports), line, col})
+		}
+		s.sites = append(s.sites, f)
+		ed.insert(file.Offset(at.Pos())-prefix, fmt.Sprintf("__hmSite = %d; ", len(s.sites)))
+	}
+	var mark func(list []ast.Stmt)
+	descend := func(st ast.Node, litsOnly bool) {
+		ast.Inspect(st, func(node ast.Node) bool {
+			switch x := node.(type) {
+			case *ast.FuncLit:
+				mark(x.Body.List)
+				return false
+			case *ast.BlockStmt:
+				if node != st && !litsOnly {
+					mark(x.List)
+					return false
+				}
+			case *ast.CaseClause:
+				if !litsOnly {
+					mark(x.Body)
+					return false
+				}
+			case *ast.CommClause:
+				if !litsOnly {
+					mark(x.Body)
+					return false
+				}
+			}
+			return true
+		})
+	}
+	mark = func(list []ast.Stmt) {
+		for _, st := range list {
+			switch st.(type) {
+			case *ast.BlockStmt, *ast.CaseClause, *ast.CommClause:
+				descend(st, false)
+				continue
+			}
+			stmts := faultingStmts(st, s.imports)
+			switch {
+			case len(stmts) == 0:
+				descend(st, false)
+			case !callsCode(st):
+				site(st, stmts)
+				descend(st, true)
+			default:
+				if stmts[0] == st {
+					site(st, stmts[:1])
+				}
+				descend(st, false)
+			}
+		}
+	}
+	mark(list)
 }
 
 // frameName is the name yaegi gives the frames of function declaration fd.
@@ -294,8 +313,11 @@ func (s *Session) panicAt(cell, line, col int) {
 }
 
 // stmtAt records that the top-level statement at offset off of the running
-// cell starts (see markStatements).
-func (s *Session) stmtAt(off int) { s.at.Store(int64(off) + 1) }
+// cell starts (see markStatements). It runs on the program's goroutine.
+func (s *Session) stmtAt(off int) {
+	s.at.Store(int64(off) + 1)
+	*s.siteVar = 0 // the marks of earlier statements are not this one's
+}
 
 // framePos matches a frame line of panicError: "    at NAME (cell:L:C)".
 var framePos = regexp.MustCompile(`^    at (\S+) \(cell:(\d+):(\d+)\)$`)
@@ -344,6 +366,9 @@ func (s *Session) placeFrames(e *Error, src string, goroutineOf int) *Error {
 			// statement (see markFaults).
 			if fl, fc, ok := fault.place(e.Value); ok {
 				e.Traceback[i] = fmt.Sprintf("    at %s (cell %d, line %d, column %d)", userFuncName(name), fault.cell, fl, fc)
+				if name == "func" { // a compound statement of the cell (see markTopFaults)
+					e.Traceback[i] = fmt.Sprintf("    at cell %d (line %d, column %d)", fault.cell, fl, fc)
+				}
 				innermost = false
 				continue
 			}
