@@ -90,3 +90,26 @@ func BenchmarkTrivialCell(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkFaultMarkedLoops: tight interpreted loops over a slice in a
+// function of a cell, with one and two statements that can fail (marked
+// once before the loop, see markFaults), one calling a function (marked in
+// every iteration), and a loop without any. Compare with the same benchmark
+// on a tree without markFaults for the cost of placing runtime errors.
+func BenchmarkFaultMarkedLoops(b *testing.B) {
+	s := benchSession(b, `func one(xs []int) int { s := 0; for i := 0; i < len(xs); i++ { s += xs[i] }; return s }
+func two(xs []int) int { s, u := 0, 0; for i := 0; i < len(xs); i++ { s += xs[i]; u += xs[i] }; return s + u }
+func inc(x int) int { return x + 1 }
+func calls(xs []int) int { s := 0; for i := 0; i < len(xs); i++ { s += inc(xs[i]) }; return s }
+func none(xs []int) int { s := 0; for i := 0; i < len(xs); i++ { s += i }; return s }
+xs := make([]int, 10000)`)
+	for _, f := range []string{"one", "two", "calls", "none"} {
+		b.Run(f, func(b *testing.B) {
+			for i := 0; i < b.N; i++ {
+				if res := s.Execute(context.Background(), f+"(xs)", discardOutput{}); res.Err != nil {
+					b.Fatal(res.Err)
+				}
+			}
+		})
+	}
+}

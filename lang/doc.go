@@ -73,7 +73,10 @@
 // (the rewrites carry a source map as line directives). A panic's frames,
 // which yaegi prints on its error stream, are folded in, in cell terms:
 // "at f (cell 3, line 2, column 5)", and "at cell 7 (line 4, column 1)"
-// for the top-level statement of the cell that was running.
+// for the top-level statement of the cell that was running. The innermost
+// frame of a runtime error is the statement that failed (see markFaults),
+// and its message is Go's, with the index and length named where they can
+// be recovered ("index out of range [5] with length 3", see explainBounds).
 //
 // Values render richly through package display (plots as PNG and SVG,
 // images, matrices as HTML tables); types declared in cells may define

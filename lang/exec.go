@@ -367,6 +367,7 @@ func (s *Session) rewriteDecl(src string, start int, text string, asInt bool) (s
 	}
 	ed := &editor{src: text, cell: src, base: start}
 	markPanics(ed, file, f, len(declPrefix), s.cellNumber(), src, start)
+	s.markFaults(ed, file, f, len(declPrefix), s.cellNumber(), src, start)
 	r := &rewriter{ed: ed, file: file, root: f, prefix: len(declPrefix), oracle: s, next: &s.counter, rangeAsInt: asInt,
 		site: s.guardSite, cell: src, base: start}
 	r.rewrite(nil)
@@ -433,6 +434,7 @@ func (s *Session) evalStmts(ctx context.Context, c *cell, src string, items []it
 	if e != nil {
 		return e
 	}
+	s.firstAt = int64(items[0].start) + 1
 	v, e := s.execute(ctx, prog, src)
 	if e != nil {
 		return e
@@ -475,6 +477,7 @@ func (s *Session) evalBoxed(ctx context.Context, c *cell, src string, it item, n
 	if e != nil {
 		return s.explainUndefined(src, []item{it}, e)
 	}
+	s.firstAt = int64(it.start) + 1
 	if _, e := s.execute(ctx, prog, src); e != nil {
 		return e
 	}
@@ -575,6 +578,7 @@ func (s *Session) prepareStmts(c *cell, src string, items []item, final bool, pr
 	build := func(asInt bool) (string, *rewriter, *Error) {
 		ed := &editor{src: text, cell: src, base: start}
 		markStatements(ed, file, body, start)
+		s.markTopFaults(ed, file, body, s.cellNumber(), src, start)
 		markPanics(ed, file, body, len(chunkPrefix), s.cellNumber(), src, start)
 		parenthesizeCallResults(ed, file, body)
 		r := &rewriter{ed: ed, file: file, body: body, oracle: s, next: &s.counter, rangeAsInt: asInt,
@@ -723,10 +727,12 @@ func (s *Session) execute(ctx context.Context, prog *interp.Program, src string)
 	if c != nil {
 		n = c.n
 	}
-	s.at.Store(0)
+	s.at.Store(s.firstAt)
+	s.firstAt = 0
 	s.curMu.Lock()
 	s.lastPanic = nil
 	s.curMu.Unlock()
+	*s.siteVar = 0
 	x, state, err := s.run(ctx, n, prog)
 	if err != nil {
 		return reflect.Value{}, &Error{Name: "ExecutionError", Value: err.Error(), Traceback: []string{"ExecutionError: " + err.Error()}}
@@ -754,7 +760,8 @@ func (s *Session) execute(ctx context.Context, prog *interp.Program, src string)
 	}
 	var p interp.Panic
 	if errors.As(x.err, &p) {
-		return reflect.Value{}, explainMethodNotFound(s.placeFrames(panicError(p.Value, s.yerr.takeFrames(), "panic"), src, 0))
+		e := s.placeFrames(panicError(p.Value, s.yerr.takeFrames(), "panic"), src, 0)
+		return reflect.Value{}, s.explainBounds(explainMethodNotFound(e), src)
 	}
 	return reflect.Value{}, compileError(src, x.err)
 }
@@ -812,7 +819,7 @@ func syntaxError(src string, err error) *Error {
 func panicError(r any, frames []string, kind string) *Error {
 	name := "Panic"
 	val := fmt.Sprint(r)
-	if _, ok := r.(runtime.Error); ok || strings.HasPrefix(val, "runtime error") || strings.HasPrefix(val, "reflect: ") {
+	if _, ok := r.(runtime.Error); ok || strings.HasPrefix(val, "runtime error") || strings.HasPrefix(val, "reflect") {
 		name = "RuntimeError"
 	}
 	if kind == "goroutine panic" {
@@ -825,6 +832,10 @@ func panicError(r any, frames []string, kind string) *Error {
 		val = err.Error()
 	}
 	val = goMessage(val)
+	if m := assertPos.FindStringSubmatch(val); m != nil {
+		// yaegi's failed type assertion, at its position: Go's runtime error.
+		name, val = "RuntimeError", m[1]
+	}
 	tb := []string{fmt.Sprintf("%s: %s", kind, val)}
 	for _, f := range frames {
 		loc, fn, _ := strings.Cut(cellPos(f), ": panic: ")
@@ -862,6 +873,9 @@ func shortenFrames(tb []string) []string {
 	}
 	return out
 }
+
+// assertPos matches yaegi's panic of a failed type assertion.
+var assertPos = regexp.MustCompile(`^\d+:\d+: (interface conversion: .*)$`)
 
 var methodNotFound = regexp.MustCompile(`^(\d+:\d+): method not found: (\w+)$`)
 

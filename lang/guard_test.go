@@ -132,12 +132,12 @@ func TestHumanBytes(t *testing.T) {
 	}
 }
 
-// The guard keeps the positions of a guarded function: yaegi shows a
-// panic's frame at its function's first statement, not at the guard.
+// The guard keeps the positions of a guarded function: a runtime error's
+// frame is at the statement that failed, not at the guard.
 func TestGuardKeepsPositions(t *testing.T) {
 	s := newSession(t)
 	_, res := run(t, s, "func h(x []int, n int) int {\n\tif n == 0 {\n\t\treturn x[5]\n\t}\n\treturn h(x, n-1)\n}\nh(nil, 3)")
-	if res.Err == nil || len(res.Err.Traceback) < 2 || !strings.HasPrefix(res.Err.Traceback[1], "    at h (cell 1, line 2, column 2)") {
+	if res.Err == nil || len(res.Err.Traceback) < 2 || !strings.HasPrefix(res.Err.Traceback[1], "    at h (cell 1, line 3, column 3)") {
 		t.Errorf("frames of a guarded function: %+v", res.Err)
 	}
 	_, res = run(t, s, "func g(n int) int { return g(n-1) + undefinedVar }")

@@ -127,6 +127,10 @@ func useSlowPackage(t *testing.T, s *Session) <-chan struct{} {
 		time.Sleep(time.Duration(ms) * time.Millisecond)
 		fmt.Println("LATE")
 		return 7
+	}), "Pair": reflect.ValueOf(func(ms int) (int, int) {
+		started <- struct{}{}
+		time.Sleep(time.Duration(ms) * time.Millisecond)
+		return 7, 8
 	})}
 	if err := s.in.Use(interp.Exports{"slowpkg/slowpkg": syms}); err != nil {
 		t.Fatal(err)
@@ -149,6 +153,7 @@ func TestInterruptAbandonedCell(t *testing.T) {
 		{"same statement", "x := 1\ny := 0\nfmt.Println(\"AFTER\", slowpkg.Slow(1500)); x, y = 2, 3"},
 		{"final expression", "x := 1\ny := 0\nslowpkg.Slow(1500) + 1"},
 		{"assignment", "x := 1\ny := 0\ny = slowpkg.Slow(1500)"},
+		{"tuple assignment", "x := 1\ny := 0\nx, y = slowpkg.Pair(1500)"},
 		{"in a function", "x := 1\ny := 0\nfunc() { slowpkg.Slow(1500); x, y = 2, 3; fmt.Println(\"AFTER\") }()"},
 	} {
 		t.Run(c.name, func(t *testing.T) {

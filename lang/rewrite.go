@@ -371,14 +371,21 @@ func isTuple(x *ast.AssignStmt) bool {
 // top level of a cell, where a block's variables would be globals. (An
 // index operand with side effects now runs after the right-hand side, not
 // before it.)
+//
+// A cell's `a, b = f()` is rewritten so too: yaegi stores the results of a
+// compiled call into the variables in the call's own step, so a program
+// abandoned inside the call (see interrupt.go) would still assign the
+// cell's variables when it returns; into temporaries, the assignment is a
+// step of its own, which the stopped program never takes.
 func (r *rewriter) tupleToElements(x *ast.AssignStmt, stmt ast.Stmt) {
-	indexed := false
+	_, rewrite := ast.Unparen(x.Rhs[0]).(*ast.CallExpr)
+	rewrite = rewrite && r.body != nil
 	for _, l := range x.Lhs {
 		if _, ok := ast.Unparen(l).(*ast.IndexExpr); ok {
-			indexed = true
+			rewrite = true
 		}
 	}
-	if !indexed {
+	if !rewrite {
 		return
 	}
 	open, closing := "{ ", " }"

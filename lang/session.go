@@ -77,6 +77,7 @@ type Session struct {
 	failed   map[string]failedDecl               // names whose declaration failed (see failed.go)
 	declCell map[string]int                      // function names declared by cells -> cell number
 	at       atomic.Int64                        // 1 + offset of the running top-level statement (see positions.go)
+	firstAt  int64                               // the first value of at for the next program run: its first statement
 	types    map[string]*typeRec                 // types declared by cells, by user-visible name
 	renames  map[string]string                   // redefined type name -> current internal name
 	pending  pendingTypes                        // renames of the running cell
@@ -93,6 +94,8 @@ type Session struct {
 	abandoned *abandonedCell // an interrupted cell whose program still runs (see interrupt.go)
 	running   *execution     // the program running or last run
 	lastPanic *panicSite     // the last panic call of the running program (see positions.go)
+	sites     []faultSite    // statements of cell functions that can fail, by marker - 1 (see markFaults)
+	siteVar   *int           // the interpreted __hmSite: the marker of the last such statement entered
 
 	empty    *interp.Program // the empty program arm runs
 	progress map[string]bool // progress bars already shown (Jupyter mode)
@@ -223,6 +226,15 @@ func (s *Session) reset() error {
 	if _, err := s.in.Eval(inCell("var ctx = __hm.Ctx")); err != nil {
 		return fmt.Errorf("defining ctx: %w", err)
 	}
+	v, err := s.in.Eval(inCell("&__hmSite"))
+	if err != nil {
+		return fmt.Errorf("locating the fault-site marker: %w", err)
+	}
+	p, ok := v.Interface().(*int)
+	if !ok {
+		return fmt.Errorf("locating the fault-site marker: &__hmSite is a %s", v.Type())
+	}
+	s.siteVar, s.sites = p, nil
 	return nil
 }
 
@@ -234,6 +246,8 @@ func inCell(code string) string { return lineDirective(1, 1) + code }
 // methods of types declared in cells from compiled type assertions. Its type
 // switches can also misfire on such types, hence the recovers.
 const preamble = `
+var __hmSite int
+
 func __hmGo(cell int, f func()) {
 	defer func() {
 		if r := recover(); r != nil {

@@ -2,7 +2,7 @@
 level a user meets them: an interrupt of a compiled call that ignores its context
 (reply within 1 s, nothing of the cell runs or prints afterwards, its variables keep
 their values), an interrupt of time.Sleep (the next cell runs at once), runtime errors
-at the cell's line, and automatic standard-library imports in the first cell.
+at the cell's line with Go's message (index and length named), and automatic standard-library imports in the first cell.
 
 The kernelspec is $HARMONIUM_KERNEL (default "harmonium"); see kernel_protocol_test.py."""
 
@@ -81,6 +81,19 @@ class ErrorPositionTest(KernelFixture):
             content = self.error(code)
             self.assertIn(msg, content["evalue"], code)
             self.assertIn(where, "\n".join(content["traceback"]), code)
+
+    def test_index_error_names_index_and_length(self):
+        content = self.error("xs := []int{1, 2, 3}\nk := 5\nxs[k] = 1")
+        self.assertEqual(content["evalue"], "runtime error: index out of range [5] with length 3")
+        self.assertIn(f"    at cell {content['execution_count']} (line 3, column 1)", content["traceback"])
+
+    def test_runtime_error_in_a_function_of_an_earlier_cell(self):
+        content, _ = self.run_cell("func f(a, b int) int {\n\tfmt.Print(\"\")\n\treturn a / b\n}")
+        self.assertEqual(content["status"], "ok", content)
+        declared = content["execution_count"]
+        content = self.error("f(1, 0)")
+        self.assertEqual(content["evalue"], "runtime error: integer divide by zero")
+        self.assertIn(f"    at f (cell {declared}, line 3, column 2)", content["traceback"])
 
     def test_panic_in_a_function_of_an_earlier_cell(self):
         content, _ = self.run_cell("func f() {\n\tpanic(\"deep\")\n}")
