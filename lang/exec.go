@@ -14,6 +14,7 @@ import (
 	"runtime"
 	"strconv"
 	"strings"
+	"sync/atomic"
 
 	"github.com/traefik/yaegi/interp"
 )
@@ -732,7 +733,7 @@ func (s *Session) execute(ctx context.Context, prog *interp.Program, src string)
 	s.curMu.Lock()
 	s.lastPanic = nil
 	s.curMu.Unlock()
-	*s.siteVar = 0
+	atomic.StoreInt64(s.siteVar, 0)
 	x, state, err := s.run(ctx, n, prog)
 	if err != nil {
 		return reflect.Value{}, &Error{Name: "ExecutionError", Value: err.Error(), Traceback: []string{"ExecutionError: " + err.Error()}}

@@ -43,6 +43,12 @@ func TestGoPrograms(t *testing.T) {
 	for _, prog := range goPrograms(t) {
 		name := strings.TrimSuffix(filepath.Base(prog), ".go")
 		t.Run(name, func(t *testing.T) {
+			if raceDetector && name == "closure_compiled" {
+				// Goroutines calling interpreted closures race inside
+				// yaegi v0.16.1 (interp/run.go:1922 writes the closure's
+				// frame unsynchronised); the output is checked without -race.
+				t.Skip("yaegi's own race on closures called by goroutines")
+			}
 			if why := knownGaps[name]; why != "" {
 				t.Skip("known gap: " + why)
 			}

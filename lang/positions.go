@@ -8,6 +8,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync/atomic"
 )
 
 // Positions of runtime panics in cell terms. yaegi reports the frames of a
@@ -125,8 +126,8 @@ func (f *faultSite) place(msg string) (line, col int, ok bool) {
 // markFaults makes the statements of the functions declared in root (a
 // declaration's file, whose text starts prefix bytes into file, at offset
 // base of the source of cell n) that can fail at run time record where they
-// are in __hmSite, an interpreted global: yaegi places the frame of a
-// runtime error at the start of its function. Only such statements are
+// are in __hmSite, an interpreted global (see markFormat): yaegi places
+// the frame of a runtime error at the start of its function. Only such statements are
 // marked (one assignment each), and a loop or other statement that calls
 // nothing and holds several is marked once, before it: nothing else can
 // change the marker while it runs, so a tight loop costs no more than
@@ -166,7 +167,7 @@ func (s *Session) markFaultList(ed *editor, file *token.File, fn string, list []
 			f.stmts = append(f.stmts, faultStmt{canFault(st, s.imports), line, col})
 		}
 		s.sites = append(s.sites, f)
-		ed.insert(file.Offset(at.Pos())-prefix, fmt.Sprintf("__hmSite = %d; ", len(s.sites)))
+		ed.insert(file.Offset(at.Pos())-prefix, fmt.Sprintf(markFormat, len(s.sites)))
 	}
 	var mark func(list []ast.Stmt)
 	descend := func(st ast.Node, litsOnly bool) {
@@ -316,7 +317,7 @@ func (s *Session) panicAt(cell, line, col int) {
 // cell starts (see markStatements). It runs on the program's goroutine.
 func (s *Session) stmtAt(off int) {
 	s.at.Store(int64(off) + 1)
-	*s.siteVar = 0 // the marks of earlier statements are not this one's
+	atomic.StoreInt64(s.siteVar, 0) // the marks of earlier statements are not this one's
 }
 
 // framePos matches a frame line of panicError: "    at NAME (cell:L:C)".
@@ -336,7 +337,7 @@ func (s *Session) placeFrames(e *Error, src string, goroutineOf int) *Error {
 	site := s.lastPanic
 	s.curMu.Unlock()
 	var fault *faultSite
-	if k := *s.siteVar; k > 0 && k <= len(s.sites) {
+	if k := int(atomic.LoadInt64(s.siteVar)); k > 0 && k <= len(s.sites) {
 		fault = &s.sites[k-1]
 	}
 	if goroutineOf > 0 {
@@ -431,3 +432,7 @@ func userFuncName(name string) string {
 	}
 	return name
 }
+
+// mark stores marker k in __hmSite atomically; race-detector builds mark
+// statements with it (see markFormat).
+func (s *Session) mark(k int) { atomic.StoreInt64(s.siteVar, int64(k)) }

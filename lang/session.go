@@ -95,7 +95,7 @@ type Session struct {
 	running   *execution     // the program running or last run
 	lastPanic *panicSite     // the last panic call of the running program (see positions.go)
 	sites     []faultSite    // statements of cell functions that can fail, by marker - 1 (see markFaults)
-	siteVar   *int           // the interpreted __hmSite: the marker of the last such statement entered
+	siteVar   *int64         // the interpreted __hmSite: the marker of the last such statement entered
 
 	empty    *interp.Program // the empty program arm runs
 	progress map[string]bool // progress bars already shown (Jupyter mode)
@@ -192,6 +192,7 @@ func (s *Session) reset() error {
 		"Sleep":     reflect.ValueOf(s.sleep),
 		"At":        reflect.ValueOf(s.stmtAt),
 		"PanicAt":   reflect.ValueOf(s.panicAt),
+		"Mark":      reflect.ValueOf(s.mark),
 	}
 	for k, v := range unnamedInterfaceHelpers {
 		hm[k] = v
@@ -230,7 +231,7 @@ func (s *Session) reset() error {
 	if err != nil {
 		return fmt.Errorf("locating the fault-site marker: %w", err)
 	}
-	p, ok := v.Interface().(*int)
+	p, ok := v.Interface().(*int64)
 	if !ok {
 		return fmt.Errorf("locating the fault-site marker: &__hmSite is a %s", v.Type())
 	}
@@ -246,7 +247,7 @@ func inCell(code string) string { return lineDirective(1, 1) + code }
 // methods of types declared in cells from compiled type assertions. Its type
 // switches can also misfire on such types, hence the recovers.
 const preamble = `
-var __hmSite int
+var __hmSite int64
 
 func __hmGo(cell int, f func()) {
 	defer func() {
