@@ -7,8 +7,8 @@
 #  2. log Z tracked along a PCD run (Bennett acceptance ratio between
 #     checkpoints, every 5th epoch) against AIS from scratch: cost and RMS error.
 # Sizes: LOGZ_BENCH_IMAGES (2000), LOGZ_BENCH_SEEDS (10), LOGZ_BENCH_EPOCHS (50),
-# LOGZ_BENCH_HIDDEN (20); LOGZ_BENCH_PART=1 or 2 runs one part. MNIST: HARMONIUM_MNIST (directory with
-# t10k-images-idx3-ubyte.gz) or ../shared/data/mnist; skipped without it.
+# LOGZ_BENCH_HIDDEN (20); LOGZ_BENCH_PART=1 or 2 runs one part. MNIST: the training images, found by
+# the data catalogue (data.MNIST) as a notebook finds them; skipped with its message without them.
 # The load average is printed because the machine is shared.
 set -euo pipefail
 cd "$(dirname "$0")/.."

@@ -2,10 +2,10 @@ package train_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math"
 	"os"
-	"path/filepath"
 	"strconv"
 	"syscall"
 	"testing"
@@ -22,8 +22,8 @@ import (
 // HARMONIUM_LOGZ_BENCH=1. Sizes: LOGZ_BENCH_IMAGES (training images,
 // default 2000), LOGZ_BENCH_SEEDS (repetitions, default 10),
 // LOGZ_BENCH_EPOCHS (tracked run, default 50), LOGZ_BENCH_HIDDEN (default
-// 20). MNIST comes from HARMONIUM_MNIST (a directory holding
-// t10k-images-idx3-ubyte.gz) or ../shared/data/mnist.
+// 20). The MNIST training images come from the data catalogue
+// (data.MNIST), as a notebook finds them.
 func benchEnv(name string, def int) int {
 	if v, err := strconv.Atoi(os.Getenv(name)); err == nil && v > 0 {
 		return v
@@ -40,15 +40,11 @@ func cpuSeconds() float64 {
 }
 
 func loadMNIST(t *testing.T, limit int) *data.Set {
-	dir := os.Getenv("HARMONIUM_MNIST")
-	if dir == "" {
-		dir = filepath.Join("..", "..", "..", "shared", "data", "mnist")
+	set, err := data.MNIST(context.Background(), "train", data.CatalogueOptions{Binarize: true, Limit: limit})
+	var missing *data.NotFoundError
+	if errors.As(err, &missing) {
+		t.Skipf("the benchmark needs the MNIST training images: %v", err)
 	}
-	path := filepath.Join(dir, "t10k-images-idx3-ubyte.gz")
-	if _, err := os.Stat(path); err != nil {
-		t.Skipf("no MNIST at %s (set HARMONIUM_MNIST): %v", path, err)
-	}
-	set, err := data.LoadIDX(path, data.IDXOptions{Binarize: true, Threshold: 128, Limit: limit})
 	if err != nil {
 		t.Fatal(err)
 	}
