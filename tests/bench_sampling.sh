@@ -8,7 +8,7 @@
 #     checkpoints, every 5th epoch) against AIS from scratch: cost and RMS error.
 # Sizes: LOGZ_BENCH_IMAGES (2000), LOGZ_BENCH_SEEDS (10), LOGZ_BENCH_EPOCHS (50),
 # LOGZ_BENCH_HIDDEN (20); LOGZ_BENCH_PART=1 or 2 runs one part. MNIST: the training images, found by
-# the data catalogue (data.MNIST) as a notebook finds them; skipped with its message without them.
+# data.MNIST as a notebook finds them; skipped with its message without them.
 # The load average is printed because the machine is shared.
 set -euo pipefail
 cd "$(dirname "$0")/.."

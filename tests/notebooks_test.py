@@ -33,9 +33,9 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 BIN = os.environ.get("HARMONIUM_BIN", os.path.join(ROOT, "bin", "harmonium"))
 NOTEBOOKS = sorted(glob.glob(os.path.join(ROOT, "notebooks", "*.ipynb")))
 KERNEL = os.environ.get("HARMONIUM_KERNEL", "harmonium")
-# The notebooks find MNIST through the data catalogue (data.MNIST). The 10 000 test images
+# The notebooks find MNIST through data.MNIST. The 10 000 test images
 # beside the repository serve the notebooks that need only those; the training set (the
-# quick start) comes from wherever the catalogue finds it (the GoMNIST Go module).
+# quick start) comes from wherever data.MNIST finds it (the GoMNIST Go module).
 SHARED_MNIST = os.path.join(os.path.dirname(ROOT), "shared", "data", "mnist")
 
 # Rows (by the start of their quantity) whose criterion must pass in quick mode.
@@ -331,7 +331,7 @@ class NotebookTest(unittest.TestCase):
 
 
     def test_no_development_paths(self):
-        """A notebook reads data through the catalogue, never from a path of this
+        """A notebook reads data through data.MNIST and its kin, never from a path of this
         repository's development layout (../shared beside the checkout)."""
         for nbpath in NOTEBOOKS:
             with open(nbpath) as f:

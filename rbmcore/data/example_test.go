@@ -45,7 +45,7 @@ func ExampleSet_Minibatches() {
 }
 
 func ExampleMNIST() {
-	// The catalogue finds the official files wherever this machine has them;
+	// data.MNIST finds the official files wherever this machine has them;
 	// here $HARMONIUM_DATA points it at the excerpts bundled for tests (the
 	// first 300 images of each file), so the example runs anywhere.
 	os.Setenv("HARMONIUM_DATA", "testdata")

@@ -7,7 +7,7 @@
 // matrices and numpy .npy files; a corrupt or truncated file gives an error
 // that names the file and the byte offset or line at fault.
 //
-// MNIST and FashionMNIST are a catalogue: they find the official files where
+// MNIST and FashionMNIST find the official files where
 // a machine has them (environment variables, the user cache, Debian's
 // package, the Go module cache), check them against recorded SHA-256 sums
 // and load a split with its labels.

@@ -22,8 +22,8 @@ import (
 // HARMONIUM_LOGZ_BENCH=1. Sizes: LOGZ_BENCH_IMAGES (training images,
 // default 2000), LOGZ_BENCH_SEEDS (repetitions, default 10),
 // LOGZ_BENCH_EPOCHS (tracked run, default 50), LOGZ_BENCH_HIDDEN (default
-// 20). The MNIST training images come from the data catalogue
-// (data.MNIST), as a notebook finds them.
+// 20). The MNIST training images are found by
+// data.MNIST, as a notebook finds them.
 func benchEnv(name string, def int) int {
 	if v, err := strconv.Atoi(os.Getenv(name)); err == nil && v > 0 {
 		return v

@@ -2,12 +2,12 @@
 // rbmcore/data/testdata: the first -n items of each of the eight official
 // IDX files, as gzipped IDX files with the official names, in
 // OUT/mnist and OUT/fashion-mnist. The official files are found and checked
-// by the data catalogue (data.MNIST, data.FashionMNIST), so the data must be
+// by data.MNIST and data.FashionMNIST, so the data must be
 // available there; HARMONIUM_DATA is ignored, because it may point at the
 // excerpts themselves. It prints the SHA-256 of each excerpt's decompressed
-// content, the values recorded in catalogue.go.
+// content, the values recorded in datasets.go.
 //
-// Run from rbmcore/data with `go generate` (see catalogue.go) or
+// Run from rbmcore/data with `go generate` (see datasets.go) or
 //
 //	go run ./testdata/cutidx -o testdata
 package main
@@ -30,7 +30,7 @@ import (
 
 func main() {
 	out := flag.String("o", "testdata", "output directory")
-	n := flag.Int("n", 300, "items per excerpt (catalogue.go's excerptItems)")
+	n := flag.Int("n", 300, "items per excerpt (datasets.go's excerptItems)")
 	flag.Parse()
 	os.Unsetenv("HARMONIUM_DATA")
 	ctx := context.Background()

@@ -18,8 +18,8 @@ import (
 	"github.com/harmonium-rbm/harmonium/rbmcore/rbm"
 )
 
-// This file is the data catalogue: MNIST and FashionMNIST find the official
-// IDX files wherever a machine has them, check them and load them.
+// MNIST and FashionMNIST find the official IDX files wherever a machine has
+// them, check them and load them.
 
 //go:generate go run ./testdata/cutidx -o testdata
 
