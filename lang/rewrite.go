@@ -224,7 +224,11 @@ func (r *rewriter) rewrite(final *ast.ExprStmt) {
 			r.nameParams(x.Type)
 			name := x.Name.Name
 			if x.Recv != nil && len(x.Recv.List) == 1 {
-				name = recvTypeName(x.Recv.List[0].Type) + "." + name
+				base := recvBase(x.Recv.List[0].Type)
+				if base == "" {
+					base = "?"
+				}
+				name = base + "." + name
 			}
 			r.guardDepth(name, x.Body)
 		}
@@ -1062,24 +1066,6 @@ var predeclared = map[string]bool{
 	"float64": true, "int": true, "int8": true, "int16": true, "int32": true, "int64": true,
 	"rune": true, "string": true, "uint": true, "uint8": true, "uint16": true, "uint32": true,
 	"uint64": true, "uintptr": true, "any": true,
-}
-
-// recvTypeName is the type name of a method receiver (T of *T, T[K]).
-func recvTypeName(e ast.Expr) string {
-	for {
-		switch t := e.(type) {
-		case *ast.StarExpr:
-			e = t.X
-		case *ast.IndexExpr:
-			e = t.X
-		case *ast.IndexListExpr:
-			e = t.X
-		case *ast.Ident:
-			return t.Name
-		default:
-			return "?"
-		}
-	}
 }
 
 // smallMake is the largest constant size make is left alone with.
