@@ -44,10 +44,10 @@ class KernelFixture(unittest.TestCase):
         cls.kc.stop_channels()
         cls.km.shutdown_kernel(now=True)
 
-    def run_cell(self, code, **kw):
+    def run_cell(self, code, timeout=TIMEOUT, **kw):
         """Executes code; returns the reply content and the iopub messages up to idle."""
         outputs = []
-        reply = self.kc.execute_interactive(code, timeout=TIMEOUT, output_hook=outputs.append, **kw)
+        reply = self.kc.execute_interactive(code, timeout=timeout, output_hook=outputs.append, **kw)
         return reply["content"], outputs
 
     def value(self, code):

@@ -31,6 +31,7 @@ import zmq.asyncio
 from jupyter_client import BlockingKernelClient
 from jupyter_client.manager import KernelManager
 
+from kernel_client_test import KernelFixture
 from kernel_protocol_test import KERNEL, check_kernelspec
 
 TIMEOUT = 60  # generous: the machine is shared; the tight bounds are checked explicitly
@@ -60,30 +61,6 @@ def free_ports(n):
     finally:
         for s in socks:
             s.close()
-
-
-class KernelFixture(unittest.TestCase):
-    """One kernel per test class, started through its kernelspec."""
-
-    @classmethod
-    def setUpClass(cls):
-        check_kernelspec()
-        cls.km = KernelManager(kernel_name=KERNEL)
-        cls.km.start_kernel()
-        cls.kc = cls.km.client()
-        cls.kc.start_channels()
-        cls.kc.wait_for_ready(timeout=TIMEOUT)
-
-    @classmethod
-    def tearDownClass(cls):
-        cls.kc.stop_channels()
-        cls.km.shutdown_kernel(now=True)
-
-    def run_cell(self, code, timeout=TIMEOUT, **kw):
-        """Executes code; returns the reply content and the iopub messages up to idle."""
-        outputs = []
-        reply = self.kc.execute_interactive(code, timeout=timeout, output_hook=outputs.append, **kw)
-        return reply["content"], outputs
 
 
 # A frontend that connects to the kernel, says "ready", and then — once resumed
