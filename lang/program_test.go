@@ -96,6 +96,12 @@ func TestAutoImport(t *testing.T) {
 	if _, res := mustRun(t, s, "bytes.N"); plain(res) != "7" {
 		t.Errorf("bytes.N with a variable bytes = %q, want 7", plain(res))
 	}
+	// A package used only inside a three-clause loop (the header's
+	// semicolons once cut the loop, hiding the use from the import scan).
+	rec, _ = mustRun(t, s, "for i := 1; i < 3; i++ {\n\tfmt.Print(strconv.Itoa(i))\n}")
+	if rec.stdout.String() != "12" {
+		t.Errorf("strconv in a for loop printed %q, want 12", rec.stdout.String())
+	}
 	if _, res := run(t, s, "nosuchpkg.F()"); res.Err == nil || !strings.Contains(res.Err.Value, "undefined: nosuchpkg") {
 		t.Errorf("an unknown package: error %+v, want undefined: nosuchpkg", res.Err)
 	}

@@ -34,7 +34,12 @@ type scanTok struct {
 
 // splitCell cuts src into top-level items, in source order. Go's automatic
 // semicolon rules make this exact: an item ends at a semicolon outside any
-// parentheses, brackets or braces.
+// parentheses, brackets or braces, except the semicolons of the header of a
+// for, if or switch statement (for i := 0; i < n; i++ {), which end at the
+// brace that opens the statement's body. A composite literal in a header
+// must be parenthesised in Go, so the first brace at depth zero after the
+// keyword opens the body, unless it opens the body of a function literal in
+// the header (if f := func() bool { … }; f() {).
 func splitCell(src string) ([]item, error) {
 	fset := token.NewFileSet()
 	file := fset.AddFile("cell", -1, len(src))
@@ -45,6 +50,8 @@ func splitCell(src string) ([]item, error) {
 	var items []item
 	var cur []scanTok
 	depth := 0
+	header := false // inside the header of a top-level for, if or switch
+	funcLits := 0   // function literals opened in that header, bodies not yet seen
 	flush := func(end int) {
 		if len(cur) == 0 {
 			return
@@ -74,12 +81,29 @@ func splitCell(src string) ([]item, error) {
 			break
 		}
 		switch t {
-		case token.LPAREN, token.LBRACK, token.LBRACE:
+		case token.FOR, token.IF, token.SWITCH:
+			if depth == 0 {
+				header, funcLits = true, 0
+			}
+		case token.FUNC:
+			if depth == 0 && header {
+				funcLits++
+			}
+		case token.LBRACE:
+			if depth == 0 && header {
+				if funcLits > 0 {
+					funcLits--
+				} else {
+					header = false
+				}
+			}
+			depth++
+		case token.LPAREN, token.LBRACK:
 			depth++
 		case token.RPAREN, token.RBRACK, token.RBRACE:
 			depth--
 		case token.SEMICOLON:
-			if depth == 0 {
+			if depth == 0 && !header {
 				flush(min(file.Offset(pos), len(src)))
 				continue
 			}

@@ -48,6 +48,35 @@ fmt.Println(f(),
 	}
 }
 
+// TestSplitCellControlHeaders checks that the semicolons of a for, if or
+// switch header do not cut the statement, also with a function literal in
+// the header and an else-if chain, and that the statement after it is an
+// item of its own.
+func TestSplitCellControlHeaders(t *testing.T) {
+	stmts := []string{
+		"for i := 1; i < len(x); i++ {\n\ta, b := x[i-1], x[i]\n\tfmt.Println(a, b)\n}",
+		"if v := f(); v > 0 {\n\tg()\n} else if w := h(); w {\n}",
+		"switch k := key(); k {\ncase 1:\n}",
+		"if ok := func() bool { return true }; ok() {\n\tg()\n}",
+		"for ; ; {\n\tbreak\n}",
+		"L: for i := 0; i < 2; i++ {\n\tcontinue L\n}",
+	}
+	for _, stmt := range stmts {
+		src := stmt + "\ny := 2"
+		items, err := splitCell(src)
+		if err != nil {
+			t.Fatalf("%q: %v", src, err)
+		}
+		if len(items) != 2 || src[items[0].start:items[0].end] != stmt || src[items[1].start:items[1].end] != "y := 2" {
+			var got []string
+			for _, it := range items {
+				got = append(got, src[it.start:it.end])
+			}
+			t.Errorf("%q split into %q, want the statement and \"y := 2\"", src, got)
+		}
+	}
+}
+
 func TestSplitCellSyntaxError(t *testing.T) {
 	if _, err := splitCell("x := \"unterminated\n"); err == nil || !strings.Contains(err.Error(), "1:6") {
 		t.Fatalf("want an error at 1:6, got %v", err)
