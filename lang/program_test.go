@@ -107,6 +107,17 @@ func TestAutoImport(t *testing.T) {
 	}
 }
 
+// TestRangeVariableAssigned checks that assigning a range variable in a
+// top-level loop of a cell does not move the iteration (yaegi iterates on
+// the variable itself; the rewrite gives the body its own copy).
+func TestRangeVariableAssigned(t *testing.T) {
+	s := newSession(t)
+	rec, _ := mustRun(t, s, "xs := []int{10, 20, 30, 40}\nfor i, x := range xs[1:] {\n\ti++\n\tfmt.Print(i, x, \" \")\n}\nfor k := range 3 {\n\tk *= 2\n\tfmt.Print(k, \" \")\n}")
+	if want := "1 20 2 30 3 40 0 2 4 "; rec.stdout.String() != want {
+		t.Errorf("printed %q, want %q", rec.stdout.String(), want)
+	}
+}
+
 // TestTimeitKeepsNamesLocal checks that %timeit does not define the names
 // its code declares.
 func TestTimeitKeepsNamesLocal(t *testing.T) {

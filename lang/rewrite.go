@@ -180,7 +180,7 @@ func (r *rewriter) rewrite(final *ast.ExprStmt) {
 			}
 		case *ast.ForStmt:
 			if as, ok := x.Init.(*ast.AssignStmt); ok && as.Tok == token.DEFINE {
-				r.perIteration(x.Body, as.Lhs, []ast.Node{x.Init, x.Cond, x.Post})
+				r.perIteration(x.Body, as.Lhs, []ast.Node{x.Init, x.Cond, x.Post}, forNeedsCopy)
 				r.closureArgs(x.Body, identNames(as.Lhs...))
 			} else {
 				r.closureArgs(x.Body, nil)
@@ -637,7 +637,7 @@ func (r *rewriter) rangeStmt(x *ast.RangeStmt) {
 		}
 	}
 	if k != yes {
-		r.perIteration(x.Body, keys, []ast.Node{x.Key, x.Value})
+		r.perIteration(x.Body, keys, []ast.Node{x.Key, x.Value}, rangeNeedsCopy)
 		return
 	}
 	key := ""
@@ -652,7 +652,7 @@ func (r *rewriter) rangeStmt(x *ast.RangeStmt) {
 	kk := key
 	if kk == "" {
 		kk = r.fresh("K")
-	} else if define && r.needsCopy(x.Body, map[string]bool{key: true}) {
+	} else if define && rangeNeedsCopy(loopVarUse(x.Body, map[string]bool{key: true})) {
 		kk = r.fresh("L")
 		r.ed.insert(r.off(x.Body.Lbrace)+1, " "+key+" := "+kk+";")
 	}
@@ -672,19 +672,19 @@ func (r *rewriter) rangeStmt(x *ast.RangeStmt) {
 }
 
 // perIteration gives the loop variables vars Go 1.22 per-iteration semantics
-// when the body can observe the difference (closures, goroutines,
-// address-of) and does not assign them: the loop's own variables get fresh
-// names in the loop header (nodes of header) and the body starts by declaring
-// the user's names from them. (A self-referencing `i := i` would not do:
-// yaegi binds both sides to one variable in top-level statements.)
-func (r *rewriter) perIteration(body *ast.BlockStmt, vars []ast.Expr, header []ast.Node) {
+// when needsCopy says the body's use of them requires it: the loop's own
+// variables get fresh names in the loop header (nodes of header) and the body
+// starts by declaring the user's names from them. (A self-referencing
+// `i := i` would not do: yaegi binds both sides to one variable in top-level
+// statements.)
+func (r *rewriter) perIteration(body *ast.BlockStmt, vars []ast.Expr, header []ast.Node, needsCopy func(captures, assigns bool) bool) {
 	set := map[string]bool{}
 	for _, v := range vars {
 		if id, ok := v.(*ast.Ident); ok && id.Name != "_" {
 			set[id.Name] = true
 		}
 	}
-	if len(set) == 0 || !r.needsCopy(body, set) {
+	if len(set) == 0 || !needsCopy(loopVarUse(body, set)) {
 		return
 	}
 	fresh := map[string]string{}
@@ -722,10 +722,22 @@ func (r *rewriter) perIteration(body *ast.BlockStmt, vars []ast.Expr, header []a
 	r.ed.insert(r.off(body.Lbrace)+1, " "+strings.Join(names, ", ")+" := "+strings.Join(news, ", ")+";")
 }
 
-// needsCopy reports whether a loop body captures one of the loop variables
-// set (closure, goroutine, defer, address-of) without assigning it.
-func (r *rewriter) needsCopy(body *ast.BlockStmt, set map[string]bool) bool {
-	captures, assigns := false, false
+// forNeedsCopy says when a three-clause loop's variables need a copy per
+// iteration: when the body captures them (closure, goroutine, defer,
+// address-of) without assigning them. A body that assigns them keeps the
+// shared variable, because the assignment must reach the loop's condition
+// and post statement.
+func forNeedsCopy(captures, assigns bool) bool { return captures && !assigns }
+
+// rangeNeedsCopy says when a range loop's variables need a copy per
+// iteration: when the body captures them, or assigns them, since in Go an
+// assignment to a range variable does not move the iteration, while yaegi
+// iterates on the variable itself (k++ in the body would skip elements).
+func rangeNeedsCopy(captures, assigns bool) bool { return captures || assigns }
+
+// loopVarUse reports whether a loop body captures one of the loop variables
+// set (closure, goroutine, defer, address-of) and whether it assigns one.
+func loopVarUse(body *ast.BlockStmt, set map[string]bool) (captures, assigns bool) {
 	ast.Inspect(body, func(n ast.Node) bool {
 		switch x := n.(type) {
 		case *ast.FuncLit, *ast.GoStmt, *ast.DeferStmt:
@@ -749,7 +761,7 @@ func (r *rewriter) needsCopy(body *ast.BlockStmt, set map[string]bool) bool {
 		}
 		return true
 	})
-	return captures && !assigns
+	return captures, assigns
 }
 
 var noResultBuiltins = map[string]bool{"print": true, "println": true, "panic": true, "delete": true, "close": true, "clear": true, "copy": true}
