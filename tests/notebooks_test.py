@@ -48,6 +48,7 @@ REQUIRED_PASS = {
         "mean pixel density of the PCD persistent chains",
         "max |J| difference, Eq. 15b",
         "NRMSE of the Hopfield approximation",
+        "log Z by AIS vs exact, 12-unit RBM",
         "held-out log-likelihood",
     ],
     "ebm-course-1.ipynb": [
@@ -58,7 +59,7 @@ REQUIRED_PASS = {
         "moment mismatch at the ML fixed point",
         "PCD − CD test log-likelihood gap",
         "memory of the start",
-        "sweeps until d(t) < 2 × noise floor",
+        "sweeps until d(t) < 2 d_noise",
     ],
     "activation-functions.ipynb": [
         "best PL at M = ",
@@ -99,9 +100,13 @@ REQUIRED_PASS = {
         "Fig. 6a: ⟨I⟩(h clamped +) − ⟨I⟩(h clamped −)",
     ],
     "interaction-mapping.ipynb": [
-        "Fig. 2 three-body Exp RBM",
-        "Fig. 3 Linear",
-        "Fig. 4 Exponential",
+        "Fig. 2: interactions of the N = 3",
+        "Fig. 2: sampled frequencies",
+        "Fig. 3 Linear: sampled frequencies",
+        "Fig. 3 Linear: interaction strength",
+        "Fig. 3 Exponential: sampled frequencies",
+        "Fig. 4 Exponential: sampled frequencies",
+        "Fig. 4 Exponential: fields and higher orders",
     ],
     "sweeps.ipynb": [
         "distinct overlaps at γ = 0.05",
