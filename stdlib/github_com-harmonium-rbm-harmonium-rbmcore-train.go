@@ -27,6 +27,7 @@ func init() {
 		"DivergenceError": reflect.ValueOf((*train.DivergenceError)(nil)),
 		"EarlyStop":       reflect.ValueOf((*train.EarlyStop)(nil)),
 		"Exact":           reflect.ValueOf((*train.Exact)(nil)),
+		"ExactHidden":     reflect.ValueOf((*train.ExactHidden)(nil)),
 		"FieldsL2":        reflect.ValueOf((*train.FieldsL2)(nil)),
 		"Gradient":        reflect.ValueOf((*train.Gradient)(nil)),
 		"History":         reflect.ValueOf((*train.History)(nil)),

@@ -8,8 +8,10 @@
 //
 // The Method estimates the model average of the gradient: CD (contrastive
 // divergence), PCD (persistent chains), PT (persistent chains with
-// parallel tempering), PTT (parallel trajectory tempering) or Exact (the
-// exact model average, for small models). The Optimiser turns the ascent
+// parallel tempering), PTT (parallel trajectory tempering), Exact (the
+// exact model average, for small models) or ExactHidden (the exact model
+// average over the hidden layer, for a few binary, spin or Potts hidden
+// units and a wide visible layer). The Optimiser turns the ascent
 // direction into a step: SGD, Momentum or Adam. Options holds everything
 // else: epochs, minibatch size, learning rate and its Schedule,
 // Regularisers (L2, L1, L1Squared, FieldsL2), a data-based Initialiser

@@ -11,9 +11,9 @@ import (
 )
 
 // A Method estimates the model average of the log-likelihood gradient
-// (the negative phase). The methods are CD, PCD, PT, PTT and Exact; a nil
-// Method given to Fit is PCD{}. The zero value of each is a usable
-// default. The interface's other methods are unexported: these types are
+// (the negative phase). The methods are CD, PCD, PT, PTT, Exact and
+// ExactHidden; a nil Method given to Fit is PCD{}. The zero value of each
+// is a usable default. The interface's other methods are unexported: these types are
 // its only implementations.
 type Method interface {
 	// String names the method ("CD", "PCD", …) in messages and legends.
