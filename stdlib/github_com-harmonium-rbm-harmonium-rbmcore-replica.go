@@ -20,6 +20,7 @@ func init() {
 		"ErrBranchEnd":       reflect.ValueOf(&replica.ErrBranchEnd).Elem(),
 		"Exact":              reflect.ValueOf(replica.Exact),
 		"KoskoBlocks":        reflect.ValueOf(replica.KoskoBlocks),
+		"KoskoCosineOf":      reflect.ValueOf(replica.KoskoCosineOf),
 		"NewClasses":         reflect.ValueOf(replica.NewClasses),
 		"Paramagnetic":       reflect.ValueOf(replica.Paramagnetic),
 		"Solve":              reflect.ValueOf(replica.Solve),

@@ -115,10 +115,8 @@ REQUIRED_PASS = {
     ],
     "replica-hierarchical.ipynb": [
         "Fig. 2 sibling / cousin overlap",
-        "Fig. 4A second transition, ½/½ branch",
-        "L/N at γ = 0.1",
-        "over-regularised threshold λ_max/K",
-        "Fig. 4B–D weights → Kosko",
+        "Fig. 4A transitions where m0, m1, m2 split",
+        "over-regularised threshold",
         "finite-size gap",
     ],
 }

@@ -369,3 +369,37 @@ func (s *Solution) KoskoCosine() (float64, error) {
 	}
 	return dot / math.Sqrt(n1*n2), nil
 }
+
+// KoskoCosineOf is KoskoCosine for trained weights: the cosine, in the inner
+// product Σ_iµ, between w (N×M) and the Kosko weights of Eq. 26,
+// Σ_k ξ^k_i ξ̂^k_µ, with ξ̂^k_µ = sign(Σ_j ξ^k_j w_jµ) the sign of hidden unit
+// µ's input with data point k clamped (in the BAM phase the sign of ⟨h_µ⟩ in
+// the state of data point k). xi is the K×N data matrix. The paper's Figs.
+// 4B–D compare trained weights with Eq. 26 this way: the cosine tends to 1
+// as γ → 0. Units whose input is exactly zero count with ξ̂ = +1.
+func KoskoCosineOf(xi, w mat.Matrix) (float64, error) {
+	k, n := xi.Dims()
+	nw, m := w.Dims()
+	if k == 0 || n == 0 || m == 0 {
+		return 0, fmt.Errorf("replica: KoskoCosineOf: empty data (%d×%d) or weights (%d×%d)", k, n, nw, m)
+	}
+	if nw != n {
+		return 0, fmt.Errorf("replica: KoskoCosineOf: weights have %d rows, data have N = %d columns", nw, n)
+	}
+	var hat mat.Dense
+	hat.Mul(xi, w) // K×M inputs
+	hat.Apply(func(_, _ int, v float64) float64 { return math.Copysign(1, v) }, &hat)
+	var ko mat.Dense
+	ko.Mul(xi.T(), &hat) // N×M
+	nk, nwn := mat.Norm(&ko, 2), mat.Norm(w, 2)
+	if nk == 0 || nwn == 0 {
+		return 0, fmt.Errorf("replica: KoskoCosineOf: zero weights or zero Kosko weights")
+	}
+	dot := 0.0
+	for i := 0; i < n; i++ {
+		for mu := 0; mu < m; mu++ {
+			dot += w.At(i, mu) * ko.At(i, mu)
+		}
+	}
+	return dot / (nk * nwn), nil
+}

@@ -137,3 +137,45 @@ func (s *Solution) Predict(w mat.Matrix, assign []int) (*mat.Dense, error) {
 	}
 	return out, nil
 }
+
+// Assign returns, for every column µ of the trained weights w (N×M), the
+// block of s whose predicted weights u^b(σ_i)/N are nearest to w_µ up to a
+// sign: the b that minimises min(‖w_µ − u^b‖², ‖w_µ + u^b‖²). With Predict
+// it turns a solution into a prediction for every trained unit (Fig. 3B). It
+// needs a class table built from data.
+func (s *Solution) Assign(w mat.Matrix) ([]int, error) {
+	cl := s.Problem.Classes
+	if cl.Site == nil {
+		return nil, fmt.Errorf("replica: Assign needs a class table built from data (ClassesFromData)")
+	}
+	n, m := w.Dims()
+	if n != cl.N {
+		return nil, fmt.Errorf("replica: Assign: weights have %d rows, data N = %d", n, cl.N)
+	}
+	if len(s.Blocks) == 0 {
+		return nil, fmt.Errorf("replica: Assign: the solution has no blocks")
+	}
+	u := mat.NewDense(n, len(s.Blocks), nil) // block weights as columns
+	norm2 := make([]float64, len(s.Blocks))
+	for b, bl := range s.Blocks {
+		for i := 0; i < n; i++ {
+			x := float64(cl.SiteSign[i]) * bl.U[cl.Site[i]] / float64(n)
+			u.Set(i, b, x)
+			norm2[b] += x * x
+		}
+	}
+	// ‖w ∓ u‖² = ‖w‖² ∓ 2 w·u + ‖u‖²: the nearest block up to sign maximises
+	// 2|w·u| − ‖u‖².
+	var dots mat.Dense
+	dots.Mul(w.T(), u) // M×B
+	out := make([]int, m)
+	for mu := 0; mu < m; mu++ {
+		best := math.Inf(-1)
+		for b := range s.Blocks {
+			if v := 2*math.Abs(dots.At(mu, b)) - norm2[b]; v > best {
+				best, out[mu] = v, b
+			}
+		}
+	}
+	return out, nil
+}
