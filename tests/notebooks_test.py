@@ -78,13 +78,10 @@ REQUIRED_PASS = {
         "Fig. 11a: largest r with angular modulation",
     ],
     "compositional-representations.ipynb": [
+        "Fig. 9b: L(30)/L(10)",
         "R-RBM prototypical regime",
         "R-RBM compositional regime",
         "R-RBM intricate regime",
-        "Table II: RBM (λ₁² = 0.025), pair features",
-        "Fig. 12: RBM",
-        "Fig. 12: PCA",
-        "Fig. 12: FastICA",
     ],
     "lattice-proteins.ipynb": [
         "Fig. 4f: correlation of C(a,b) with −ε(a,b)",
