@@ -62,10 +62,14 @@ REQUIRED_PASS = {
         "sweeps until d(t) < 2 d_noise",
     ],
     "activation-functions.ipynb": [
-        "best PL at M = ",
+        "Fig. 1: mean ⟨z⟩(I)",
+        "Fig. 1: mode (activation function)",
+        "Fig. 3 Linear: χ²",
+        "Fig. 3 ReLU: χ²",
+        "Fig. 3 Step: χ²",
+        "Fig. 3 Exponential: χ²",
         "Eq. 19 NRMSE of the Linear RBM",
-        "ReLU vs Exp: r(fields) > r(J) > r(triplets)",
-        "Step vs Exp: r(fields) > r(J) > r(triplets)",
+        "Step vs Exp at M = ",
     ],
     "place-cells.ipynb": [
         "Fig. 2: correlation length ξ at β = 1",
