@@ -216,10 +216,12 @@ func benchTracking(t *testing.T, set *data.Set, nh, epochs, seeds int) {
 	// tracked[s][k], se[s][k]: tracker s at the k-th measured epoch.
 	tracked, tse := make([][]float64, seeds), make([][]float64, seeds)
 	var failed error
+	every := benchEnv("LOGZ_BENCH_TRACK_EVERY", 1)
+	pops, chains := benchEnv("LOGZ_BENCH_TRACK_POPS", 8), benchEnv("LOGZ_BENCH_TRACK_CHAINS", 16)
 	o := train.Options{Epochs: epochs, Batch: 100, LR: 0.05, Init: train.InitCentred{}, Seed: 2,
 		Monitor: train.Monitor{PLEvery: -1, ReconEvery: -1},
 		OnUpdate: func(u train.Update) {
-			if failed != nil {
+			if failed != nil || (u.Update-1)%every != 0 {
 				return
 			}
 			c0 := cpuSeconds()
@@ -231,7 +233,7 @@ func benchTracking(t *testing.T, set *data.Set, nh, epochs, seeds int) {
 						failed = err
 						return
 					}
-					trackers[s] = &rbm.LogZTracker{Seed: uint64(100 + s)}
+					trackers[s] = &rbm.LogZTracker{Populations: pops, Chains: chains, Seed: uint64(100 + s)}
 					failed = trackers[s].Start(ctx, m2, base)
 				} else {
 					_, _, failed = trackers[s].Next(ctx, m2)
@@ -286,7 +288,7 @@ func benchTracking(t *testing.T, set *data.Set, nh, epochs, seeds int) {
 	fmt.Printf("\nlog Z along a %d-epoch PCD run (%d updates of 100 images per epoch), at every 5th epoch (%d checkpoints); RMS error over %d independent trackers / AIS seeds × %d checkpoints\n",
 		epochs, (set.Len()+99)/100, len(models), seeds, len(models))
 	fmt.Printf("%-44s %12s %10s %10s %10s\n", "method", "chain sweeps", "cpu s", "RMS err", "±3SE cover")
-	fmt.Printf("%-44s %12d %10.2f %10.4f %10.2f\n", fmt.Sprintf("tracking every update (%d×%d chains)", trackers[0].Populations, trackers[0].Chains), perSweeps, perTracker, math.Sqrt(sq/float64(n)), float64(inside)/float64(n))
+	fmt.Printf("%-44s %12d %10.2f %10.4f %10.2f\n", fmt.Sprintf("tracking every %d updates (%d×%d chains)", every, pops, chains), perSweeps, perTracker, math.Sqrt(sq/float64(n)), float64(inside)/float64(n))
 	// AIS from scratch at every checkpoint: first with the trackers'
 	// number of chain sweeps, which also calibrates AIS's CPU time per
 	// sweep; then with the same CPU time and five times as much.
