@@ -165,7 +165,8 @@ func benchEstimators(t *testing.T, set *data.Set, nh, seeds int) {
 			run         func(seed uint64, start *mat.Dense) (float64, error)
 		}
 		// PA: 4 independent populations of 25, so that replicas × temperatures
-		// equals AIS's runs × temperatures.
+		// equals AIS's runs × temperatures; a population is resampled when
+		// its effective sample size falls below half.
 		aisRuns, paPop, paRep := 100, 4, 25
 		ests := []est{
 			{"AIS", aisRuns, budget / aisRuns, func(seed uint64, _ *mat.Dense) (float64, error) {
@@ -177,7 +178,7 @@ func benchEstimators(t *testing.T, set *data.Set, nh, seeds int) {
 				return r.LogZ, err
 			}},
 			{"PA", paPop * paRep, budget / (paPop * paRep), func(seed uint64, _ *mat.Dense) (float64, error) {
-				r, err := rbm.PopulationAnnealing{Replicas: paRep, Populations: paPop, Betas: rbm.SMSchedule(budget / (paPop * paRep)), Base: base, Seed: seed}.Run(ctx, m, nil)
+				r, err := rbm.PopulationAnnealing{Replicas: paRep, Populations: paPop, ResampleESS: 0.5, Betas: rbm.SMSchedule(budget / (paPop * paRep)), Base: base, Seed: seed}.Run(ctx, m, nil)
 				return r.LogZ, err
 			}},
 		}
