@@ -40,7 +40,7 @@ type LogZTracker struct {
 	// Populations is the number of independent populations (default 8;
 	// at least 2 for an error bar).
 	Populations int
-	// Chains is the number of replicas per population (default 16).
+	// Chains is the number of replicas per population (default 32).
 	Chains int
 	// Sweeps is the number of Gibbs sweeps per annealing step (default 1).
 	Sweeps int
@@ -70,7 +70,7 @@ func (t *LogZTracker) defaults() error {
 		t.Populations = 8
 	}
 	if t.Chains == 0 {
-		t.Chains = 16
+		t.Chains = 32
 	}
 	if t.Sweeps == 0 {
 		t.Sweeps = 1

@@ -204,10 +204,11 @@ func benchEstimators(t *testing.T, set *data.Set, nh, seeds int) {
 
 }
 
-// benchTracking is part 2: log Z tracked along a training run (the
-// training trajectory as the annealing path, rbm's LogZTracker moved after
-// every update by Options.OnUpdate) against AIS from scratch at every 5th
-// epoch, given the same CPU time as the trackers and five times as much.
+// benchTracking is part 2: log Z tracked along a training run (rbm's
+// LogZTracker moved from one checkpoint to the next, or every
+// LOGZ_BENCH_TRACK_EVERY updates) against AIS from scratch at every 5th
+// epoch, given the trackers' number of sweeps and five times their CPU
+// time.
 func benchTracking(t *testing.T, set *data.Set, nh, epochs, seeds int) {
 	ctx := context.Background()
 	m2 := rbm.New(rbm.Binary(784), rbm.Binary(nh), rbm.Seed(2))
@@ -217,36 +218,41 @@ func benchTracking(t *testing.T, set *data.Set, nh, epochs, seeds int) {
 	// tracked[s][k], se[s][k]: tracker s at the k-th measured epoch.
 	tracked, tse := make([][]float64, seeds), make([][]float64, seeds)
 	var failed error
-	every := benchEnv("LOGZ_BENCH_TRACK_EVERY", 1)
-	pops, chains := benchEnv("LOGZ_BENCH_TRACK_POPS", 8), benchEnv("LOGZ_BENCH_TRACK_CHAINS", 16)
+	perEpoch := (set.Len() + 99) / 100
+	every := benchEnv("LOGZ_BENCH_TRACK_EVERY", 5*perEpoch)
+	pops, chains := benchEnv("LOGZ_BENCH_TRACK_POPS", 8), benchEnv("LOGZ_BENCH_TRACK_CHAINS", 32)
+	// move starts the trackers (at the model after the first update) or
+	// moves them to the current model.
+	move := func() {
+		c0 := cpuSeconds()
+		for s := range trackers {
+			if trackers[s] == nil {
+				base, err := rbm.BaseFromData(m2.Visible, set.X, 1e-3)
+				if err != nil {
+					failed = err
+					return
+				}
+				trackers[s] = &rbm.LogZTracker{Populations: pops, Chains: chains, Seed: uint64(100 + s)}
+				failed = trackers[s].Start(ctx, m2, base)
+			} else {
+				_, _, failed = trackers[s].Next(ctx, m2)
+			}
+			if failed != nil {
+				return
+			}
+		}
+		trackCPU += cpuSeconds() - c0
+	}
 	o := train.Options{Epochs: epochs, Batch: 100, LR: 0.05, Init: train.InitCentred{}, Seed: 2,
 		Monitor: train.Monitor{PLEvery: -1, ReconEvery: -1},
 		OnUpdate: func(u train.Update) {
-			if failed != nil || (u.Update-1)%every != 0 {
-				return
+			if failed == nil && (u.Update == 1 || u.Update%every == 0 && u.Update%(5*perEpoch) != 0) {
+				move()
 			}
-			c0 := cpuSeconds()
-			for s := range trackers {
-				if trackers[s] == nil {
-					// The trackers start at the model after the first update.
-					base, err := rbm.BaseFromData(m2.Visible, set.X, 1e-3)
-					if err != nil {
-						failed = err
-						return
-					}
-					trackers[s] = &rbm.LogZTracker{Populations: pops, Chains: chains, Seed: uint64(100 + s)}
-					failed = trackers[s].Start(ctx, m2, base)
-				} else {
-					_, _, failed = trackers[s].Next(ctx, m2)
-				}
-				if failed != nil {
-					return
-				}
-			}
-			trackCPU += cpuSeconds() - c0
 		},
 		OnEpoch: func(r train.Record) bool {
-			if r.Epoch%5 == 0 {
+			if r.Epoch%5 == 0 && failed == nil {
+				move()
 				models = append(models, m2.Clone())
 				for s, tk := range trackers {
 					z, se, err := tk.LogZ()
@@ -289,7 +295,7 @@ func benchTracking(t *testing.T, set *data.Set, nh, epochs, seeds int) {
 	fmt.Printf("\nlog Z along a %d-epoch PCD run (%d updates of 100 images per epoch), at every 5th epoch (%d checkpoints); RMS error over %d independent trackers / AIS seeds × %d checkpoints\n",
 		epochs, (set.Len()+99)/100, len(models), seeds, len(models))
 	fmt.Printf("%-44s %12s %10s %10s %10s\n", "method", "chain sweeps", "cpu s", "RMS err", "±3SE cover")
-	fmt.Printf("%-44s %12d %10.2f %10.4f %10.2f\n", fmt.Sprintf("tracking every %d updates (%d×%d chains)", every, pops, chains), perSweeps, perTracker, math.Sqrt(sq/float64(n)), float64(inside)/float64(n))
+	fmt.Printf("%-44s %12d %10.2f %10.4f %10.2f\n", fmt.Sprintf("tracking every %d updates (%d×%d chains)", min(every, 5*perEpoch), pops, chains), perSweeps, perTracker, math.Sqrt(sq/float64(n)), float64(inside)/float64(n))
 	// AIS from scratch at every checkpoint: first with the trackers'
 	// number of chain sweeps, which also calibrates AIS's CPU time per
 	// sweep; then with the same CPU time and five times as much.
