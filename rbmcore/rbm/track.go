@@ -28,11 +28,20 @@ import (
 // leave that model invariant; a population whose effective sample size
 // falls below ResampleESS folds its mean weight into its estimate and is
 // resampled. Each population's product of mean weights is then an unbiased
-// estimate of Z_m whatever the chains' lag behind equilibrium (the lag
-// costs variance, not bias, unlike chaining ratio estimates that treat the
-// chains as samples of the current model, whose per-step biases add up
-// over a run). The result is log mean_p Z_p with the standard error from
-// the spread of the independent populations.
+// estimate of Z_m whatever the chains' lag behind equilibrium, unlike
+// chained ratio estimates that treat the chains as samples of the current
+// model. The result is log mean_p Z_p with the standard error from the
+// spread of the independent populations.
+//
+// The lag still costs variance, and where a model puts mass that no
+// replica's Gibbs moves reach, that mass is missed: the estimate is then
+// low and its error bar too small, as for AIS with too few temperatures.
+// Models trained by PCD on MNIST do this (tests/bench_sampling.sh measures
+// the drift against exact log Z), so check the tracked values against AIS
+// from scratch now and then. Moving the tracker after every parameter
+// update makes the path as long as the minibatch noise makes the
+// trajectory; moving it between checkpoints, in as many steps as each
+// needs, was both cheaper and more accurate there.
 //
 // The zero value of every field is a usable default; call Start once,
 // then Next for every new model.
