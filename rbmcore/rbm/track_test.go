@@ -186,3 +186,45 @@ func TestPopulationAnnealingWithoutResamplingIsAIS(t *testing.T) {
 		t.Errorf("PA resampling at every step: %d resamplings, log Z %v", every.Resamplings, every.LogZ)
 	}
 }
+
+// TestBridgeAgainstExact checks Bridge's log-ratio between two nearby
+// models (Bennett's acceptance ratio from both directions, and forward AIS
+// alone) against ExactLogZ of both.
+func TestBridgeAgainstExact(t *testing.T) {
+	ctx := context.Background()
+	models := trajectory(10, 2)
+	a, b := models[7], models[10]
+	za, _ := a.ExactLogZ(ctx)
+	zb, _ := b.ExactLogZ(ctx)
+	want := zb - za
+	samples := func(m *RBM, seed uint64) *Chains {
+		c, err := NewChains(m, 200, seed)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := c.Run(ctx, 200, nil); err != nil {
+			t.Fatal(err)
+		}
+		return c
+	}
+	var both, fwd, seBoth []float64
+	for s := uint64(0); s < 10; s++ {
+		ca, cb := samples(a, 10+s), samples(b, 20+s)
+		r, err := Bridge{Steps: 10, Seed: s}.Run(ctx, a, b, ca.V, cb.V)
+		if err != nil {
+			t.Fatal(err)
+		}
+		f, err := Bridge{Steps: 10, Seed: s}.Run(ctx, a, b, ca.V, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		both, seBoth, fwd = append(both, r.LogRatio-want), append(seBoth, r.StdErr), append(fwd, f.LogRatio-want)
+	}
+	t.Logf("log Z_b − log Z_a = %.4f: BAR RMS error %.4f (mean SE %.4f), forward AIS RMS error %.4f", want, rms(both), mean(seBoth), rms(fwd))
+	if math.Abs(want) < 0.5 {
+		t.Fatalf("the models differ by %.3f nats only: the test has no power", want)
+	}
+	if rms(both) > 0.05 || rms(fwd) > 0.1 || coverage(both, seBoth, 0, 1) < 0.9 {
+		t.Errorf("BAR errors %v (SE %v), forward errors %v", both, seBoth, fwd)
+	}
+}
