@@ -11,7 +11,7 @@
 #     sweeps, their CPU time and five times it: cost, RMS error, coverage.
 # Sizes: LOGZ_BENCH_IMAGES (2000), LOGZ_BENCH_SEEDS (10), LOGZ_BENCH_EPOCHS (50),
 # LOGZ_BENCH_HIDDEN (20); tracking: LOGZ_BENCH_TRACK_EVERY (updates between
-# moves, default 5 epochs), LOGZ_BENCH_TRACK_POPS (8), LOGZ_BENCH_TRACK_CHAINS (16);
+# moves, default 5 epochs), LOGZ_BENCH_TRACK_POPS (8), LOGZ_BENCH_TRACK_CHAINS (32);
 # LOGZ_BENCH_PART=1 or 2 runs one part. MNIST: the training images, found by
 # data.MNIST as a notebook finds them; skipped with its message without them.
 # The load average is printed because the machine is shared.
