@@ -72,6 +72,7 @@ func init() {
 		"InputBound":          reflect.ValueOf((*rbm.InputBound)(nil)),
 		"Layer":               reflect.ValueOf((*rbm.Layer)(nil)),
 		"LayerKind":           reflect.ValueOf((*rbm.LayerKind)(nil)),
+		"LogZTracker":         reflect.ValueOf((*rbm.LogZTracker)(nil)),
 		"Mixing":              reflect.ValueOf((*rbm.Mixing)(nil)),
 		"MixingReport":        reflect.ValueOf((*rbm.MixingReport)(nil)),
 		"Option":              reflect.ValueOf((*rbm.Option)(nil)),

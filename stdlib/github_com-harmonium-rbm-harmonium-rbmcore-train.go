@@ -37,7 +37,6 @@ func init() {
 		"L1":              reflect.ValueOf((*train.L1)(nil)),
 		"L1Squared":       reflect.ValueOf((*train.L1Squared)(nil)),
 		"L2":              reflect.ValueOf((*train.L2)(nil)),
-		"LogZTracker":     reflect.ValueOf((*train.LogZTracker)(nil)),
 		"Method":          reflect.ValueOf((*train.Method)(nil)),
 		"Metric":          reflect.ValueOf((*train.Metric)(nil)),
 		"Momentum":        reflect.ValueOf((*train.Momentum)(nil)),

@@ -2,12 +2,17 @@
 # log Z estimators (issue 19), on binary RBMs trained on MNIST with an
 # enumerable hidden layer (exact log Z by summing over the 2^M hidden states):
 #  1. RMS error of AIS, reverse AIS (from exact samples) and population
-#     annealing at equal numbers of Gibbs sweeps (three budgets, ≥ 10 seeds),
-#     with the CPU seconds each took;
-#  2. log Z tracked along a PCD run (Bennett acceptance ratio between
-#     checkpoints, every 5th epoch) against AIS from scratch: cost and RMS error.
+#     annealing (resampling below half the effective sample size) at equal
+#     numbers of Gibbs sweeps (three budgets, ≥ 10 seeds), with the CPU
+#     seconds each took, so that equal cost can be read in either unit;
+#  2. log Z tracked along a PCD run (rbm.LogZTracker: populations annealed
+#     from one checkpoint's model to the next, every 5th epoch) against AIS
+#     from scratch at those checkpoints given the trackers' number of
+#     sweeps, their CPU time and five times it: cost, RMS error, coverage.
 # Sizes: LOGZ_BENCH_IMAGES (2000), LOGZ_BENCH_SEEDS (10), LOGZ_BENCH_EPOCHS (50),
-# LOGZ_BENCH_HIDDEN (20); LOGZ_BENCH_PART=1 or 2 runs one part. MNIST: the training images, found by
+# LOGZ_BENCH_HIDDEN (20); tracking: LOGZ_BENCH_TRACK_EVERY (updates between
+# moves, default 5 epochs), LOGZ_BENCH_TRACK_POPS (8), LOGZ_BENCH_TRACK_CHAINS (32);
+# LOGZ_BENCH_PART=1 or 2 runs one part. MNIST: the training images, found by
 # data.MNIST as a notebook finds them; skipped with its message without them.
 # The load average is printed because the machine is shared.
 set -euo pipefail

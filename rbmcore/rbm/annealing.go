@@ -14,12 +14,18 @@ import (
 // (Hukushima & Iba 2003; Machta 2010): a population of Replicas states is
 // drawn from the independent-site base model (β = 0, as in AIS) and
 // annealed along AIS's path f_β to β = 1. At each step from β to β' every
-// replica gets the weight f_β'(v)/f_β(v); the mean weight multiplies the
-// running estimate of Z/Z_0 (the free-energy estimator of PA), the
-// population is resampled in proportion to the weights (systematic
-// resampling) and every replica then makes Sweeps Gibbs sweeps at β'. β' is
-// chosen per step so that the effective sample size of the weights,
-// (Σw)²/Σw², is TargetESS·Replicas (adaptive step), unless Betas is given.
+// replica's weight is multiplied by f_β'(v)/f_β(v) (the hidden layer summed
+// out, as in AIS), then every replica makes Sweeps Gibbs sweeps at β'. When
+// a population's effective sample size (Σw)²/(nΣw²) falls below
+// ResampleESS (and at β = 1), its mean weight multiplies the running
+// estimate of Z/Z_0 (the free-energy estimator of PA) and the population is
+// resampled in proportion to the weights (systematic resampling), which
+// puts the replicas where the weight is; between resamplings the replicas
+// carry their weights as AIS runs do, so that a resampling never discards
+// information the weights still hold. β' is chosen per step so that the
+// conditional effective sample size of the incremental weights w given
+// the carried ones W, (ΣWw)²/(ΣW·ΣWw²) (Zhou, Johansen & Aston 2016), is
+// TargetESS (adaptive step), unless Betas is given.
 //
 // Populations independent populations run side by side (their sweeps are
 // one batch spread over the cores); each gives an unbiased estimate Z_p,
@@ -37,9 +43,14 @@ type PopulationAnnealing struct {
 	// Sweeps is the number of Gibbs sweeps after every resampling
 	// (default 1).
 	Sweeps int
-	// TargetESS is the effective sample size, as a fraction of Replicas,
-	// that the adaptive step aims at (default 0.9; in (0, 1)).
+	// TargetESS is the conditional effective sample size, as a fraction of
+	// Replicas, that the adaptive step aims at (default 0.9; in (0, 1)).
 	TargetESS float64
+	// ResampleESS is the effective sample size fraction below which a
+	// population is resampled (in (0, 1]; 0: resample at every step, the
+	// classic population annealing; 0.5 is the usual choice of sequential
+	// Monte Carlo and is better when steps are few).
+	ResampleESS float64
 	// Betas, when set, is a fixed schedule from 0 to 1 replacing the
 	// adaptive step.
 	Betas []float64
@@ -63,12 +74,15 @@ type PAResult struct {
 	PopulationLogZ []float64
 	// LogZBase is log Z_0 of the base model.
 	LogZBase float64
-	// Betas is the schedule used and ESS the smallest effective sample
-	// size fraction over the populations at each step (ESS[k] for the step
-	// to Betas[k+1]).
+	// Betas is the schedule used and ESS the smallest conditional effective
+	// sample size fraction over the populations at each step (ESS[k] for
+	// the step to Betas[k+1]).
 	Betas, ESS []float64
+	// Resamplings counts the resamplings of population 0.
+	Resamplings int
 	// V holds the final population (Populations·Replicas rows, population
-	// p in rows p·Replicas …): samples of the model.
+	// p in rows p·Replicas …), resampled at β = 1 so that every row has
+	// the same weight: samples of the model.
 	V *mat.Dense
 	// Sweeps is the number of Gibbs sweeps each replica made (the cost is
 	// Sweeps·Populations·Replicas sweeps of one chain).
@@ -104,6 +118,8 @@ func (p PopulationAnnealing) Run(ctx context.Context, m *RBM, progress func(done
 		return PAResult{}, fmt.Errorf("rbm: PopulationAnnealing: Sweeps = %d, want ≥ 1", p.Sweeps)
 	case !(p.TargetESS > 0 && p.TargetESS < 1):
 		return PAResult{}, fmt.Errorf("rbm: PopulationAnnealing: TargetESS = %v, want a fraction in (0, 1)", p.TargetESS)
+	case !(p.ResampleESS >= 0 && p.ResampleESS <= 1):
+		return PAResult{}, fmt.Errorf("rbm: PopulationAnnealing: ResampleESS = %v, want a fraction in [0, 1]", p.ResampleESS)
 	case p.MaxSteps < 1:
 		return PAResult{}, fmt.Errorf("rbm: PopulationAnnealing: MaxSteps = %d, want ≥ 1", p.MaxSteps)
 	}
@@ -129,19 +145,20 @@ func (p PopulationAnnealing) Run(ctx context.Context, m *RBM, progress func(done
 	for q := range rngs {
 		rngs[q] = NewRNG(p.Seed, 0x9a<<32|uint64(q))
 	}
-	logZ := make([]float64, p.Populations) // log Z_p/Z_0
+	logZ := make([]float64, p.Populations) // log Z_p/Z_0 up to the last resampling
 	cur, next := make([]float64, n), make([]float64, n)
-	lw := make([]float64, n)
+	acc := make([]float64, n) // log-weights carried since the last resampling
 	scratch := make([]float64, n*nh)
 	vOld, inOld := make([]float64, n*nv), make([]float64, n*nh)
 	res := PAResult{Betas: []float64{0}}
-	// ess returns the smallest ESS fraction over the populations of the
-	// weights f_b/f_beta (next = log f_b after the call).
+	// ess returns the smallest conditional ESS fraction over the
+	// populations of the weights f_b/f_beta (next = log f_b after the call).
 	ess := func(b float64) float64 {
 		s.logFInto(b, next, scratch)
 		worst := 1.0
 		for q := 0; q < p.Populations; q++ {
-			worst = math.Min(worst, essFraction(next[q*p.Replicas:(q+1)*p.Replicas], cur[q*p.Replicas:(q+1)*p.Replicas]))
+			r0, r1 := q*p.Replicas, (q+1)*p.Replicas
+			worst = math.Min(worst, conditionalESS(next[r0:r1], cur[r0:r1], acc[r0:r1]))
 		}
 		return worst
 	}
@@ -161,25 +178,32 @@ func (p PopulationAnnealing) Run(ctx context.Context, m *RBM, progress func(done
 			nb = p.Betas[step+1]
 			e = ess(nb)
 		} else if nb, e = 1, ess(1); e < p.TargetESS {
-			nb, e = p.nextBeta(beta, ess)
+			nb, e = nextStep(beta, p.TargetESS, ess)
 		}
-		for r := range lw {
-			lw[r] = next[r] - cur[r]
+		for r := range acc {
+			acc[r] += next[r] - cur[r]
 		}
-		if err := checkFinite(lw, "population-annealing log-weight"); err != nil {
+		if err := checkFinite(acc, "population-annealing log-weight"); err != nil {
 			return PAResult{}, err
 		}
 		copy(vOld, s.v)
 		copy(inOld, s.in)
 		for q := 0; q < p.Populations; q++ {
 			r0 := q * p.Replicas
-			w := lw[r0 : r0+p.Replicas]
+			w := acc[r0 : r0+p.Replicas]
+			if nb < 1 && p.ResampleESS > 0 && essOf(w) >= p.ResampleESS {
+				continue
+			}
 			est, _, _ := logMeanExp(w)
 			logZ[q] += est
 			resample(rngs[q], w, est, func(dst, src int) {
 				copy(s.v[(r0+dst)*nv:(r0+dst+1)*nv], vOld[(r0+src)*nv:(r0+src+1)*nv])
 				copy(s.in[(r0+dst)*nh:(r0+dst+1)*nh], inOld[(r0+src)*nh:(r0+src+1)*nh])
 			})
+			clear(w)
+			if q == 0 {
+				res.Resamplings++
+			}
 		}
 		for k := 0; k < p.Sweeps; k++ {
 			if k > 0 {
@@ -198,22 +222,8 @@ func (p PopulationAnnealing) Run(ctx context.Context, m *RBM, progress func(done
 		}
 	}
 	z0 := s.logZBase()
-	est, _, _ := logMeanExp(logZ)
-	// Standard error of the mean of Z_p/max, carried to the log.
-	mx := math.Inf(-1)
-	for _, x := range logZ {
-		mx = math.Max(mx, x)
-	}
-	var sum, sum2 float64
-	for _, x := range logZ {
-		w := math.Exp(x - mx)
-		sum += w
-		sum2 += w * w
-	}
-	np := float64(len(logZ))
-	mean := sum / np
-	sd := math.Sqrt(math.Max(0, (sum2-np*mean*mean)/(np-1)))
-	res.StdErr = sd / math.Sqrt(np) / mean
+	est, se := logMeanExpSE(logZ)
+	res.StdErr = se
 	res.LogZ = z0 + est
 	res.LogZLow, res.LogZHigh = res.LogZ-3*res.StdErr, res.LogZ+3*res.StdErr
 	res.LogZBase = z0
@@ -225,43 +235,69 @@ func (p PopulationAnnealing) Run(ctx context.Context, m *RBM, progress func(done
 	return res, nil
 }
 
-// nextBeta finds by bisection the β' in (beta, 1) whose weights have the
-// target ESS (ess is decreasing in β'), returning β' and its ESS.
-func (p PopulationAnnealing) nextBeta(beta float64, ess func(float64) float64) (float64, float64) {
-	lo, hi := beta, 1.0
-	for it := 0; it < 40 && hi-lo > 1e-9*math.Max(hi-beta, 1e-12); it++ {
+// nextStep finds by bisection the step end s' in (from, 1) whose weights
+// have the conditional ESS target (ess is decreasing in s'), returning s'
+// and its ESS.
+func nextStep(from, target float64, ess func(float64) float64) (float64, float64) {
+	lo, hi := from, 1.0
+	for it := 0; it < 40 && hi-lo > 1e-9*math.Max(hi-from, 1e-12); it++ {
 		mid := 0.5 * (lo + hi)
-		if ess(mid) >= p.TargetESS {
+		if ess(mid) >= target {
 			lo = mid
 		} else {
 			hi = mid
 		}
 	}
-	// lo has ESS ≥ target unless no step was found (hi-beta tiny): then
+	// lo has ESS ≥ target unless no step was found (hi−from tiny): then
 	// take hi so the annealing advances.
 	b := lo
-	if b <= beta {
+	if b <= from {
 		b = hi
 	}
 	return b, ess(b)
 }
 
-// essFraction returns (Σw)²/(n Σw²) for the weights w = exp(a − b).
-func essFraction(a, b []float64) float64 {
-	mx := math.Inf(-1)
+// conditionalESS returns the conditional effective sample size fraction
+// (ΣW_r w_r)²/(ΣW_r · ΣW_r w_r²) of the incremental weights w = exp(a − b)
+// given the carried weights W = exp(acc) (Zhou, Johansen & Aston 2016,
+// Eq. 3.16); with equal carried weights it is the ESS fraction of w.
+func conditionalESS(a, b, acc []float64) float64 {
+	mx, ma := math.Inf(-1), math.Inf(-1)
 	for r := range a {
 		mx = math.Max(mx, a[r]-b[r])
+		ma = math.Max(ma, acc[r])
+	}
+	var sW, sWw, sWw2 float64
+	for r := range a {
+		W := math.Exp(acc[r] - ma)
+		w := math.Exp(a[r] - b[r] - mx)
+		sW += W
+		sWw += W * w
+		sWw2 += W * w * w
+	}
+	if !(sWw2 > 0) {
+		return 0
+	}
+	return sWw * sWw / (sW * sWw2)
+}
+
+// essOf returns the effective sample size fraction (Σw)²/(nΣw²) of the
+// weights w = exp(lw).
+func essOf(lw []float64) float64 {
+	mx := math.Inf(-1)
+	for _, x := range lw {
+		mx = math.Max(mx, x)
 	}
 	var s, s2 float64
-	for r := range a {
-		w := math.Exp(a[r] - b[r] - mx)
+	for _, x := range lw {
+		w := math.Exp(x - mx)
 		s += w
 		s2 += w * w
 	}
 	if !(s2 > 0) {
 		return 0
 	}
-	return s * s / (float64(len(a)) * s2)
+	return s * s / (float64(len(lw)) * s2)
 }
 
 // resample draws len(lw) offspring by systematic resampling with

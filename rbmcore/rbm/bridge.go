@@ -94,87 +94,126 @@ func (br Bridge) Run(ctx context.Context, a, b *RBM, fromA, fromB *mat.Dense) (B
 // anneal runs AIS from a to b starting at the rows of start and returns
 // the log-weights (log of unbiased estimates of Z_b/Z_a) and end states.
 func (br Bridge) anneal(ctx context.Context, a, b *RBM, start *mat.Dense, seed uint64) ([]float64, *mat.Dense, error) {
-	nv, nh := Width(a.Visible), Width(a.Hidden)
-	d, runs := rowsData(start, nv, "bridge start states")
+	d, runs := rowsData(start, Width(a.Visible), "bridge start states")
 	if runs == 0 {
 		return nil, nil, fmt.Errorf("no start states")
 	}
 	v := append([]float64(nil), d...)
-	h := make([]float64, runs*nh)
-	inA, inB, inS := make([]float64, runs*nh), make([]float64, runs*nh), make([]float64, runs*nh)
-	inV := make([]float64, runs*nv)
-	eA, eB, g := make([]float64, runs), make([]float64, runs), make([]float64, runs)
-	mix := a.Clone()
+	path := newLinePath(a, b, runs)
 	rngs := streams(seed, runs, 11)
-	lw := make([]float64, runs)
-	// set puts θ(s) into mix.
-	set := func(s float64) {
-		for _, p := range [][3]Layer{{mix.Visible, a.Visible, b.Visible}, {mix.Hidden, a.Hidden, b.Hidden}} {
-			pm, pa, pb := p[0].Params(), p[1].Params(), p[2].Params()
-			for i := range pm {
-				for k := range pm[i] {
-					pm[i][k] = (1-s)*pa[i][k] + s*pb[i][k]
-				}
-			}
-		}
-		wm, wa, wb := mix.W.RawMatrix().Data, a.W.RawMatrix().Data, b.W.RawMatrix().Data
-		for k := range wm {
-			wm[k] = (1-s)*wa[k] + s*wb[k]
-		}
-	}
-	// logF adds sign·log f_s(v) to lw (after inputs; mix holds θ(s)).
-	logF := func(s, sign float64) {
-		for k := range inS {
-			inS[k] = (1-s)*inA[k] + s*inB[k]
-		}
-		mix.Hidden.CGF(inS, g)
-		for r := range lw {
-			lw[r] += sign * (-(1-s)*eA[r] - s*eB[r] + g[r])
-		}
-	}
-	inputs := func() {
-		gemm(v, runs, a.W.RawMatrix(), false, inA)
-		gemm(v, runs, b.W.RawMatrix(), false, inB)
-		a.Visible.Energy(v, eA)
-		b.Visible.Energy(v, eB)
-	}
+	lw, f := make([]float64, runs), make([]float64, runs)
 	for k := 1; k <= br.Steps; k++ {
 		if err := ctx.Err(); err != nil {
 			return nil, nil, err
 		}
 		s0, s1 := float64(k-1)/float64(br.Steps), float64(k)/float64(br.Steps)
-		inputs()
-		set(s0)
-		logF(s0, -1)
-		set(s1)
-		logF(s1, 1)
+		path.inputs(v)
+		path.logF(s0, f)
+		for r := range lw {
+			lw[r] -= f[r]
+		}
+		path.logF(s1, f)
+		for r := range lw {
+			lw[r] += f[r]
+		}
 		if k == br.Steps {
 			break
 		}
 		for sw := 0; sw < br.Sweeps; sw++ {
 			if sw > 0 {
-				inputs()
+				path.inputs(v)
 			}
-			for j := range inS {
-				inS[j] = (1-s1)*inA[j] + s1*inB[j]
-			}
-			if err := forBlocks(runs, rngs, func(r0, r1 int, rng *rand.Rand) error {
-				return mix.Hidden.Sample(rng, inS[r0*nh:r1*nh], h[r0*nh:r1*nh], 1)
-			}); err != nil {
-				return nil, nil, fmt.Errorf("at s = %v: %w", s1, err)
-			}
-			gemm(h, runs, mix.W.RawMatrix(), true, inV)
-			if err := forBlocks(runs, rngs, func(r0, r1 int, rng *rand.Rand) error {
-				return mix.Visible.Sample(rng, inV[r0*nv:r1*nv], v[r0*nv:r1*nv], 1)
-			}); err != nil {
-				return nil, nil, fmt.Errorf("at s = %v: %w", s1, err)
+			if err := path.sweep(s1, v, rngs); err != nil {
+				return nil, nil, err
 			}
 		}
 	}
 	if err := checkFinite(lw, "bridge log-weight"); err != nil {
 		return nil, nil, err
 	}
-	return lw, mat.NewDense(runs, nv, v), nil
+	return lw, mat.NewDense(runs, Width(a.Visible), v), nil
+}
+
+// linePath is the straight line θ(s) = (1−s)θ_a + sθ_b between the
+// parameters of two models of the same shape, with buffers for a batch of
+// runs. Every layer's energy is linear in its parameters, so the model at
+// s has the exact marginal log f_s(v) = −(1−s)U_a(v) − sU_b(v) +
+// Σ_µ Γ^s_µ((1−s)I_a(v) + sI_b(v)), and inputs computed once at v serve
+// every s.
+type linePath struct {
+	a, b, mix      *RBM
+	runs, nv, nh   int
+	inA, inB, inS  []float64
+	inV, h, eA, eB []float64
+}
+
+func newLinePath(a, b *RBM, runs int) *linePath {
+	nv, nh := Width(a.Visible), Width(a.Hidden)
+	return &linePath{
+		a: a, b: b, mix: a.Clone(), runs: runs, nv: nv, nh: nh,
+		inA: make([]float64, runs*nh), inB: make([]float64, runs*nh), inS: make([]float64, runs*nh),
+		inV: make([]float64, runs*nv), h: make([]float64, runs*nh),
+		eA: make([]float64, runs), eB: make([]float64, runs),
+	}
+}
+
+// inputs computes the hidden inputs and visible energies of both models
+// at the states v (runs rows).
+func (p *linePath) inputs(v []float64) {
+	gemm(v, p.runs, p.a.W.RawMatrix(), false, p.inA)
+	gemm(v, p.runs, p.b.W.RawMatrix(), false, p.inB)
+	p.a.Visible.Energy(v, p.eA)
+	p.b.Visible.Energy(v, p.eB)
+}
+
+// set puts θ(s) into mix.
+func (p *linePath) set(s float64) {
+	for _, l := range [][3]Layer{{p.mix.Visible, p.a.Visible, p.b.Visible}, {p.mix.Hidden, p.a.Hidden, p.b.Hidden}} {
+		pm, pa, pb := l[0].Params(), l[1].Params(), l[2].Params()
+		for i := range pm {
+			for k := range pm[i] {
+				pm[i][k] = (1-s)*pa[i][k] + s*pb[i][k]
+			}
+		}
+	}
+	wm, wa, wb := p.mix.W.RawMatrix().Data, p.a.W.RawMatrix().Data, p.b.W.RawMatrix().Data
+	for k := range wm {
+		wm[k] = (1-s)*wa[k] + s*wb[k]
+	}
+}
+
+// logF sets out[r] = log f_s(v_r) for the states of the last inputs call.
+func (p *linePath) logF(s float64, out []float64) {
+	p.set(s)
+	for k := range p.inS {
+		p.inS[k] = (1-s)*p.inA[k] + s*p.inB[k]
+	}
+	p.mix.Hidden.CGF(p.inS, out)
+	for r := range out {
+		out[r] += -(1-s)*p.eA[r] - s*p.eB[r]
+	}
+}
+
+// sweep makes one block-Gibbs sweep of the model at s from the states v
+// (whose inputs the last inputs call computed), in place.
+func (p *linePath) sweep(s float64, v []float64, rngs []*rand.Rand) error {
+	p.set(s)
+	for k := range p.inS {
+		p.inS[k] = (1-s)*p.inA[k] + s*p.inB[k]
+	}
+	nv, nh := p.nv, p.nh
+	if err := forBlocks(p.runs, rngs, func(r0, r1 int, rng *rand.Rand) error {
+		return p.mix.Hidden.Sample(rng, p.inS[r0*nh:r1*nh], p.h[r0*nh:r1*nh], 1)
+	}); err != nil {
+		return fmt.Errorf("at s = %v: %w", s, err)
+	}
+	gemm(p.h, p.runs, p.mix.W.RawMatrix(), true, p.inV)
+	if err := forBlocks(p.runs, rngs, func(r0, r1 int, rng *rand.Rand) error {
+		return p.mix.Visible.Sample(rng, p.inV[r0*nv:r1*nv], v[r0*nv:r1*nv], 1)
+	}); err != nil {
+		return fmt.Errorf("at s = %v: %w", s, err)
+	}
+	return nil
 }
 
 // logMeanExpSE returns log mean exp(x) and its delta-method standard error

@@ -81,8 +81,10 @@
 // smaller binary/spin/Potts layer (up to 2^26 states); AIS estimates log Z
 // with per-run log-weights and ±3 SEM bounds (Run forward, Reverse for the
 // upper side); PopulationAnnealing estimates it with resampling and error
-// bars from independent populations; Bridge estimates the ratio of the
-// partition functions of two nearby models (Bennett's acceptance ratio);
+// bars from independent populations; LogZTracker follows it along a
+// training run, annealing populations along the sequence of models;
+// Bridge estimates the ratio of the partition functions of two nearby
+// models (Bennett's acceptance ratio, a cross-check);
 // PseudoLikelihood (discrete, Gaussian and ReLU visible layers),
 // LogLikelihood and LogLikelihoodRows evaluate data.
 //

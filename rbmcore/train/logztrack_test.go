@@ -28,7 +28,7 @@ func TestLogZTrackingCoverage(t *testing.T) {
 	for s := 0; s < seeds; s++ {
 		m := rbm.New(rbm.Binary(16), rbm.Binary(8), rbm.Seed(uint64(s+1)), rbm.WeightScale(0.1))
 		var exact []float64
-		tr := setup{method: PCD{}, Options: Options{Batch: 10, Epochs: 20, LR: 0.3, Seed: uint64(s), Monitor: Monitor{LogLikEvery: 4, PLEvery: -1, ReconEvery: -1, Track: &LogZTracker{Chains: 64, Steps: 20, Seed: uint64(s)}}, OnEpoch: func(r Record) bool {
+		tr := setup{method: PCD{}, Options: Options{Batch: 10, Epochs: 20, LR: 0.3, Seed: uint64(s), Monitor: Monitor{LogLikEvery: 4, PLEvery: -1, ReconEvery: -1, Track: &rbm.LogZTracker{Seed: uint64(s)}}, OnEpoch: func(r Record) bool {
 			if !math.IsNaN(r.LogLik) {
 				z, err := m.ExactLogZ(context.Background())
 				if err != nil {

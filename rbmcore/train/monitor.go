@@ -38,11 +38,16 @@ type Monitor struct {
 	LogLikEvery       int
 	AISRuns, AISBetas int
 	// Track, when set, measures the log-likelihood of LogLikEvery by
-	// tracking log Z from the model at the start of Fit or Resume (exact
-	// when enumerable, else population annealing) through every measured
-	// epoch with Track (see LogZTracker) instead of AIS from scratch. Track
-	// is used and updated in place: its ChainSweeps is the cost.
-	Track *LogZTracker
+	// tracking log Z along the training run (rbm's LogZTracker, started at
+	// the model at the start of Fit or Resume by population annealing from
+	// a base fitted to the training data, and moved from one measured
+	// epoch's model to the next) instead of AIS from scratch. Track is used
+	// and updated in place: its ChainSweeps is the cost. It uses its own
+	// chains and random streams, so training is the same with or without
+	// it. Moving it after every update instead makes the path as long as
+	// the minibatch noise makes the trajectory: on MNIST that was both
+	// costlier and far less accurate (tests/bench_sampling.sh).
+	Track *rbm.LogZTracker
 	// UpdatePL, when positive, also measures the pseudo-likelihood after
 	// every update on UpdatePL random evaluation rows ([BR21] Fig. 5a use
 	// 100) into History.UpdatePL.
@@ -278,9 +283,9 @@ func (mo *monitor) startTracking(ctx context.Context, r *run) error {
 	if mo.cfg.Track == nil || mo.cfg.LogLikEvery <= 0 {
 		return nil
 	}
-	z, se, err := startLogZ(ctx, r.m, r.set.X, r.o.Seed^0x7a4c)
+	base, err := rbm.BaseFromData(r.m.Visible, r.set.X, 1e-3)
 	if err == nil {
-		err = mo.cfg.Track.Start(ctx, r.m, z, se)
+		err = mo.cfg.Track.Start(ctx, r.m, base)
 	}
 	if err != nil {
 		return fmt.Errorf("train: starting log Z tracking: %w", err)
