@@ -412,6 +412,89 @@ func (s *Session) recordDecl(text string) {
 // evalStmts rewrites and evaluates a run of statements. final tells that the
 // run ends the cell, so a trailing expression's value is the cell's result.
 func (s *Session) evalStmts(ctx context.Context, c *cell, src string, items []item, final bool) *Error {
+	for k, it := range items {
+		names, ok := multiDefine(src[it.start:it.end])
+		if !ok {
+			continue
+		}
+		// `a, b := f()` runs alone, then its new variables are declared
+		// again as globals (see multiDefine); the statements around it run
+		// as before.
+		if k > 0 {
+			if e := s.evalStmts(ctx, c, src, items[:k], false); e != nil {
+				return e
+			}
+		}
+		before := s.globals()
+		if e := s.evalRun(ctx, c, src, []item{it}, final && k == len(items)-1); e != nil {
+			return e
+		}
+		// New variables, and those yaegi gave a new slot instead of
+		// assigning them (when it types the value differently, error of
+		// a compiled function against error of the interpreter), are
+		// declared again; an old slot also gets the value, so that the
+		// functions compiled before see it, as after a Go assignment.
+		after := s.globals()
+		var fresh []string
+		for _, n := range names {
+			old, ok := before[n]
+			v := after[n]
+			if ok && (!old.CanAddr() || !v.CanAddr() || old.UnsafeAddr() == v.UnsafeAddr()) {
+				continue
+			}
+			if ok && old.CanSet() && v.IsValid() && v.Type().AssignableTo(old.Type()) {
+				old.Set(v)
+			}
+			fresh = append(fresh, n)
+		}
+		if e := s.redeclareGlobals(ctx, src, it, fresh); e != nil {
+			return e
+		}
+		if k+1 < len(items) {
+			return s.evalStmts(ctx, c, src, items[k+1:], final)
+		}
+		return nil
+	}
+	return s.evalRun(ctx, c, src, items, final)
+}
+
+// redeclareGlobals declares the variables names, which statement it has
+// just declared, again, so that yaegi marks them as globals (see
+// multiDefine). Their values pass through temporaries (__hm_0, …): in
+// `a := a` the right-hand side would already be the new, zero variable. The
+// slots left behind are zeroed so that they keep nothing alive.
+func (s *Session) redeclareGlobals(ctx context.Context, src string, it item, names []string) *Error {
+	if len(names) == 0 {
+		return nil
+	}
+	tmps := make([]string, len(names))
+	for i := range names {
+		tmps[i] = fmt.Sprintf("__hm_%d", i)
+	}
+	pos := "\n;" + lineDirective(it.line, it.col)
+	vars, held := strings.Join(names, ", "), strings.Join(tmps, ", ")
+	if _, e := s.eval(ctx, pos+held+" := "+vars, src); e != nil {
+		return e
+	}
+	clear := func(names []string) {
+		g := s.globals()
+		for _, n := range names {
+			if v, ok := g[n]; ok && v.CanSet() {
+				v.Set(reflect.Zero(v.Type()))
+			}
+		}
+	}
+	clear(names)
+	if _, e := s.eval(ctx, pos+vars+" := "+held, src); e != nil {
+		return e
+	}
+	clear(tmps)
+	return nil
+}
+
+// evalRun is evalStmts for a run without the multi-valued declarations
+// multiDefine handles.
+func (s *Session) evalRun(ctx context.Context, c *cell, src string, items []item, final bool) *Error {
 	prog, r, finalStmt, e := s.prepareStmts(c, src, items, final, "", "")
 	if e != nil {
 		e = s.explainUndefined(src, items, e)
@@ -446,6 +529,47 @@ func (s *Session) evalStmts(ctx context.Context, c *cell, src string, items []it
 		}
 	}
 	return nil
+}
+
+// multiDefine reports whether the top-level statement stmt declares several
+// variables from one multi-valued expression (`a, err := f()`, `var a, b =
+// f()`, `v, ok := m[k]`), and lists the variables it declares. yaegi v0.16.1
+// does not mark the new variables of such a statement as globals
+// (compDefineX leaves their symbols' global flag unset, where `a := e` sets
+// it), so a cell function reading one resolves it relative to its caller's
+// frame: called from the top level it finds it, called from another function
+// it reads that function's frame instead ("reflect: Method index out of
+// range", "call of reflect.Value.Method on zero Value", or a wrong value).
+// Declaring them again with `a, b := a, b` makes them globals of the same
+// types and values.
+func multiDefine(stmt string) ([]string, bool) {
+	_, body, err := parseChunk(stmt)
+	if err != nil || len(body.List) != 1 {
+		return nil, false
+	}
+	multi := false
+	switch x := body.List[0].(type) {
+	case *ast.AssignStmt:
+		multi = x.Tok == token.DEFINE && len(x.Lhs) > 1 && len(x.Rhs) == 1
+	case *ast.DeclStmt:
+		if g, ok := x.Decl.(*ast.GenDecl); ok && g.Tok == token.VAR {
+			for _, sp := range g.Specs {
+				if vs, ok := sp.(*ast.ValueSpec); ok && len(vs.Names) > 1 && len(vs.Values) == 1 {
+					multi = true
+				}
+			}
+		}
+	}
+	if !multi {
+		return nil, false
+	}
+	var names []string
+	for _, n := range definedNames(stmt) {
+		if n != "_" {
+			names = append(names, n)
+		}
+	}
+	return names, true
 }
 
 // globalTypeFailure reports whether e is yaegi failing to type a variable

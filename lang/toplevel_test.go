@@ -250,3 +250,32 @@ func TestParallelNil(t *testing.T) {
 		{"s := []error{fmt.Errorf(\"x\")}\nk := 0\nk, s[0] = 3, nil\nfmt.Println(k, s)", "3 [<nil>]\n"},
 	})
 }
+
+// Variables declared by `a, b := f()` at the top level are globals for the
+// functions of later cells: yaegi v0.16.1 left them unmarked, so a cell
+// function reading one, called from another function, read its caller's
+// frame ("reflect: Method index out of range" for scale.Int below, "call of
+// reflect.Value.Method on zero Value", or another variable's value).
+func TestMultiValueGlobals(t *testing.T) {
+	t.Run("method of a compiled type", func(t *testing.T) {
+		runSteps(t, []step{
+			{"scale, _ := display.ScaleFromEnv()\nfunc size(q, full int) int { return scale.Int(q, full, full) }", ""},
+			{"type point struct{ x int }\nfunc (p point) n() int { return size(p.x, p.x) }\nfmt.Println(point{3}.n())", "3\n"},
+			{"func twice() int { return 2 * size(4, 4) }\nfmt.Println(twice())", "8\n"},
+		})
+	})
+	t.Run("values read through two calls", func(t *testing.T) {
+		runSteps(t, []step{
+			{"import \"strconv\"\nm := map[string]int{\"a\": 7}\nv, ok := m[\"a\"]\nvar d, derr = strconv.Atoi(\"40\")\nfunc read() string { s := fmt.Sprint(v, ok, d, derr); return s }", ""},
+			{"func outer() string { k := 99; _ = k; return read() }\nfmt.Println(outer())", "7 true 40 <nil>\n"},
+			// A statement run split around the declaration keeps its order and result.
+			{"w := 1\nx, xerr := strconv.Atoi(\"5\")\nw += x\nfunc get() int { return x + w }\nfunc via() int { return get() }\nfmt.Println(via(), xerr)", "11 <nil>\n"},
+		})
+	})
+	t.Run("redeclared variable is assigned", func(t *testing.T) {
+		runSteps(t, []step{
+			{"import \"strconv\"\nn, err := strconv.Atoi(\"1\")\nfunc lastErr() error { return err }\nfunc check() error { return lastErr() }\nfmt.Println(n, check())", "1 <nil>\n"},
+			{"m, err := strconv.Atoi(\"x\")\nfmt.Println(m, check() != nil, check() == err)", "0 true true\n"},
+		})
+	})
+}
