@@ -476,7 +476,7 @@ func (s *Session) redeclareGlobals(ctx context.Context, src string, it item, nam
 	if _, e := s.eval(ctx, pos+held+" := "+vars, src); e != nil {
 		return e
 	}
-	clear := func(names []string) {
+	zero := func(names []string) {
 		g := s.globals()
 		for _, n := range names {
 			if v, ok := g[n]; ok && v.CanSet() {
@@ -484,11 +484,11 @@ func (s *Session) redeclareGlobals(ctx context.Context, src string, it item, nam
 			}
 		}
 	}
-	clear(names)
+	zero(names)
 	if _, e := s.eval(ctx, pos+vars+" := "+held, src); e != nil {
 		return e
 	}
-	clear(tmps)
+	zero(tmps)
 	return nil
 }
 
@@ -540,8 +540,8 @@ func (s *Session) evalRun(ctx context.Context, c *cell, src string, items []item
 // frame: called from the top level it finds it, called from another function
 // it reads that function's frame instead ("reflect: Method index out of
 // range", "call of reflect.Value.Method on zero Value", or a wrong value).
-// Declaring them again with `a, b := a, b` makes them globals of the same
-// types and values.
+// Declaring them again with `a, b := __hm_0, __hm_1` (redeclareGlobals)
+// makes them globals of the same types and values.
 func multiDefine(stmt string) ([]string, bool) {
 	_, body, err := parseChunk(stmt)
 	if err != nil || len(body.List) != 1 {
