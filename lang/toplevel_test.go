@@ -272,6 +272,12 @@ func TestMultiValueGlobals(t *testing.T) {
 			{"w := 1\nx, xerr := strconv.Atoi(\"5\")\nw += x\nfunc get() int { return x + w }\nfunc via() int { return get() }\nfmt.Println(via(), xerr)", "11 <nil>\n"},
 		})
 	})
+	t.Run("types declared in cells", func(t *testing.T) {
+		runSteps(t, []step{
+			{"type pt struct{ x int }\nfunc (p pt) get() int { return p.x }\nfunc mk() (pt, *pt, error) { return pt{4}, &pt{5}, nil }\na, b, e := mk()\nfunc sum() int { return a.get() + b.get() }", ""},
+			{"func viaSum() int { return sum() }\nfmt.Printf(\"%d %T %v\\n\", viaSum(), a, e)", "9 main.pt <nil>\n"},
+		})
+	})
 	t.Run("redeclared variable is assigned", func(t *testing.T) {
 		runSteps(t, []step{
 			{"import \"strconv\"\nn, err := strconv.Atoi(\"1\")\nfunc lastErr() error { return err }\nfunc check() error { return lastErr() }\nfmt.Println(n, check())", "1 <nil>\n"},
