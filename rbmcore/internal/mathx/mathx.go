@@ -153,12 +153,22 @@ func MillsInv(x float64) float64 {
 	return math.Sqrt(2/math.Pi) / Erfcx(-x/sqrt2)
 }
 
-// tailCF is the number of levels of the Laplace continued fraction used by
-// TruncMoments for x ≤ cfBelow; measured to converge to full precision there.
-const (
-	cfBelow = -5.0
-	tailCF  = 120
-)
+// cfBelow is the input below which TruncMoments uses the Laplace continued
+// fraction of the Mills ratio. Its depth is cfDepth(-x): the fraction
+// converges faster the further into the tail, so a fixed depth sized for
+// x = cfBelow would waste most of its divisions at the large |x| where
+// ReLU-type units spend most of their time.
+const cfBelow = -5.0
+
+// cfDepth returns the number of levels of the continued fraction evaluated
+// at a = -x ≥ 5. Measured: the value stops changing in float64 (the same
+// bits for every deeper evaluation up to 2000 levels) at 33 levels for
+// a = 5, 16 at a = 10, 10 at a = 20, 8 at a = 40 and 6 at a = 100; 200/a + 8
+// keeps a margin of about 50 % over those (TestTruncMomentsDepth checks it
+// against a 2000-level evaluation on a grid of a).
+func cfDepth(a float64) int {
+	return int(200/a) + 8
+}
 
 // TruncMoments returns the mean and variance of Y ~ N(x, 1) conditioned on
 // Y > 0. For x → -∞ the mean ≈ 1/|x| and the variance ≈ 1/x²; both are
@@ -179,7 +189,7 @@ func TruncMoments(x float64) (mean, variance float64) {
 	a := -x
 	c := 0.0
 	var c1, c2 float64
-	for k := tailCF; k >= 1; k-- {
+	for k := cfDepth(a); k >= 1; k-- {
 		c = float64(k) / (a + c)
 		if k == 2 {
 			c2 = c
