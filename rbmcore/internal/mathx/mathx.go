@@ -100,7 +100,12 @@ func Erfcx(x float64) float64 {
 		if x < -26.7 {
 			return math.Inf(1)
 		}
-		return 2*expSquare(x) - Erfcx(-x)
+		e := expSquare(x)
+		if x > -26 {
+			// Erfcx(-x) = e·erfc(-x) (e^{x²} is even): one exponential.
+			return 2*e - e*math.Erfc(-x)
+		}
+		return 2*e - Erfcx(-x)
 	case x < 26:
 		// erfc does not underflow below 26 and is accurate to ~1 ulp.
 		return expSquare(x) * math.Erfc(x)
@@ -176,13 +181,7 @@ func cfDepth(a float64) int {
 // no cancellation occurs (the naive 1 - r(x)(x + r(x)) loses all digits).
 func TruncMoments(x float64) (mean, variance float64) {
 	if x > cfBelow {
-		r := MillsInv(x)
-		mean = x + r
-		variance = 1 - r*mean
-		if variance < 0 {
-			variance = 0
-		}
-		return mean, variance
+		return millsMoments(x, MillsInv(x))
 	}
 	// a = -x ≥ 5. With R(a) = Φ(-a)/φ(a) = 1/(a + c1), c_k = k/(a + c_{k+1}),
 	// E[Y] = c1 and Var[Y] = 1 - (a + c1) c1 = (c2 - c1)/(a + c2).
@@ -197,4 +196,43 @@ func TruncMoments(x float64) (mean, variance float64) {
 	}
 	c1 = c
 	return c1, (c2 - c1) / (a + c2)
+}
+
+// millsMoments returns the mean x + r and variance 1 - r(x + r) of
+// N(x, 1) | Y > 0 from the inverse Mills ratio r = MillsInv(x) (accurate
+// for x > cfBelow).
+func millsMoments(x, r float64) (mean, variance float64) {
+	mean = x + r
+	variance = 1 - r*mean
+	if variance < 0 {
+		variance = 0
+	}
+	return mean, variance
+}
+
+// TruncStats returns LogPhiOverPhi(x) and TruncMoments(x), bit for bit,
+// for the units that need the log normaliser and the moments of the same
+// branch (dReLU): both come from e^{y²} and erfc(±y), y = x/√2, which it
+// evaluates once instead of in each function.
+func TruncStats(x float64) (logZ, mean, variance float64) {
+	y := x / sqrt2
+	switch {
+	case x > cfBelow && x < 0:
+		// Both use Erfcx(-y), -y > 0.
+		e := Erfcx(-y)
+		logZ = math.Log(sqrtHalfPi * e)
+		mean, variance = millsMoments(x, math.Sqrt(2/math.Pi)/e)
+		return logZ, mean, variance
+	case x > 0 && y < 26:
+		// LogPhi(x) = log1p(-erfc(y)/2) and Erfcx(-y) = 2e - e·erfc(y)
+		// with e = e^{y²}: Erfcx's own formula for -26 < -y < 0.
+		c := math.Erfc(y)
+		e := expSquare(y)
+		logZ = 0.5*x*x + 0.5*Log2Pi + math.Log1p(-0.5*c)
+		mean, variance = millsMoments(x, math.Sqrt(2/math.Pi)/(2*e-e*c))
+		return logZ, mean, variance
+	}
+	// The far tails, 0 and NaN: nothing to share.
+	mean, variance = TruncMoments(x)
+	return LogPhiOverPhi(x), mean, variance
 }

@@ -160,6 +160,25 @@ func TestSoftplusSigmoidLogSumExp(t *testing.T) {
 	}
 }
 
+// TestTruncStats checks that TruncStats is LogPhiOverPhi and TruncMoments
+// (each tested against mpmath and quadrature above) bit for bit, across the
+// branches of both and their boundaries.
+func TestTruncStats(t *testing.T) {
+	xs := []float64{math.Inf(-1), -1e300, -1e4, -40, cfBelow, math.Nextafter(cfBelow, 0), -1e-300, 0, 1e-300,
+		26 * sqrt2, math.Nextafter(26*sqrt2, 0), 38, 40, 1e4, math.Inf(1), math.NaN()}
+	for x := -60.0; x < 60; x += 0.0173 {
+		xs = append(xs, x)
+	}
+	same := func(a, b float64) bool { return a == b || (math.IsNaN(a) && math.IsNaN(b)) }
+	for _, x := range xs {
+		l, m, v := TruncStats(x)
+		wm, wv := TruncMoments(x)
+		if wl := LogPhiOverPhi(x); !same(l, wl) || !same(m, wm) || !same(v, wv) {
+			t.Fatalf("TruncStats(%v) = %.17g, %.17g, %.17g; want %.17g, %.17g, %.17g", x, l, m, v, wl, wm, wv)
+		}
+	}
+}
+
 // TestTruncMomentsDepth checks that the depth-adapted continued fraction
 // of TruncMoments gives the same bits as a 2000-level one (converged
 // everywhere in the tail) on a dense grid of x ≤ cfBelow.
