@@ -42,27 +42,17 @@ func (l *DReLULayer) Len() int { return len(l.ThetaPlus) }
 // States returns 1.
 func (l *DReLULayer) States() int { return 1 }
 
-// dreluState is the two-branch decomposition of one unit at one input.
-type dreluState struct {
-	pos, neg   halfGaussian
-	lp, ln     float64 // branch log-weights
-	pPos, pNeg float64 // branch probabilities
-}
-
-func (l *DReLULayer) state(u int, x float64) dreluState {
+// branches returns the unit's positive and negative half-line branches at
+// input x.
+func (l *DReLULayer) branches(u int, x float64) (pos, neg halfGaussian) {
 	gp, gn := l.GammaPlus[u], l.GammaMinus[u]
-	s := dreluState{
-		pos: halfGaussian{(x + l.ThetaPlus[u]) / math.Sqrt(gp), gp},
-		neg: halfGaussian{-(x + l.ThetaMinus[u]) / math.Sqrt(gn), gn},
-	}
-	s.lp, s.ln = s.pos.logZ(), s.neg.logZ()
-	s.pPos, s.pNeg = sigmoid(s.lp-s.ln), sigmoid(s.ln-s.lp)
-	return s
+	return halfGaussian{(x + l.ThetaPlus[u]) / math.Sqrt(gp), gp},
+		halfGaussian{-(x + l.ThetaMinus[u]) / math.Sqrt(gn), gn}
 }
 
 func (l *DReLULayer) cgf(u int, x float64) float64 {
-	s := l.state(u, x)
-	return mathx.LogAddExp(s.lp, s.ln)
+	pos, neg := l.branches(u, x)
+	return mathx.LogAddExp(pos.logZ(), neg.logZ())
 }
 
 // UnitCGF sets out[k] = Γ_u(in[k]).
@@ -75,31 +65,41 @@ func (l *DReLULayer) UnitCGF(u int, in, out []float64) {
 // CGF sets out[b] = Σ_u Γ_u(I_bu).
 func (l *DReLULayer) CGF(in, out []float64) { scalarCGF(len(l.ThetaPlus), in, out, l.cgf) }
 
-// moments returns mean and variance (law of total variance, no
-// cancellation) and the branch moments used by the gradients.
-func (s dreluState) moments() (mean, variance, m1p, m2p, m1n, m2n float64) {
-	m1p, m2p, vp := s.pos.moments()
-	m1n, m2n, vn := s.neg.moments()
+// dreluMoments are the moments of one unit at one input: the branch
+// probabilities, the branch moments used by the gradients (m1n ≤ 0: the
+// negative branch's mean of h itself) and the unit's mean and variance (law
+// of total variance, no cancellation).
+type dreluMoments struct {
+	pPos, pNeg         float64
+	m1p, m2p, m1n, m2n float64
+	mean, variance     float64
+}
+
+// moments computes the log-weights and moments of both branches from one
+// error-function evaluation each (halfGaussian.stats).
+func (l *DReLULayer) moments(u int, x float64) dreluMoments {
+	pos, neg := l.branches(u, x)
+	lp, m1p, m2p, vp := pos.stats()
+	ln, m1n, m2n, vn := neg.stats()
 	m1n = -m1n
-	mean = s.pPos*m1p + s.pNeg*m1n
+	s := dreluMoments{pPos: sigmoid(lp - ln), pNeg: sigmoid(ln - lp), m1p: m1p, m2p: m2p, m1n: m1n, m2n: m2n}
+	s.mean = s.pPos*m1p + s.pNeg*m1n
 	d := m1p - m1n
-	variance = s.pPos*vp + s.pNeg*vn + s.pPos*s.pNeg*d*d
-	return
+	s.variance = s.pPos*vp + s.pNeg*vn + s.pPos*s.pNeg*d*d
+	return s
 }
 
 // Mean sets out = Γ'(in).
 func (l *DReLULayer) Mean(in, out []float64) {
 	scalarMap(len(l.ThetaPlus), in, out, func(u int, x float64) float64 {
-		m, _, _, _, _, _ := l.state(u, x).moments()
-		return m
+		return l.moments(u, x).mean
 	})
 }
 
 // Var sets out = Γ″(in).
 func (l *DReLULayer) Var(in, out []float64) {
 	scalarMap(len(l.ThetaPlus), in, out, func(u int, x float64) float64 {
-		_, v, _, _, _, _ := l.state(u, x).moments()
-		return v
+		return l.moments(u, x).variance
 	})
 }
 
@@ -128,9 +128,8 @@ func (l *DReLULayer) Sample(rng *rand.Rand, in, out []float64, beta float64) err
 	sb := math.Sqrt(beta)
 	for k, x := range in {
 		u := k % n
-		gp, gn := l.GammaPlus[u], l.GammaMinus[u]
-		pos := halfGaussian{(x + l.ThetaPlus[u]) / math.Sqrt(gp), gp}
-		neg := halfGaussian{-(x + l.ThetaMinus[u]) / math.Sqrt(gn), gn}
+		pos, neg := l.branches(u, x)
+		gp, gn := pos.gamma, neg.gamma
 		// ℓ±(β) = LogPhiOverPhi(√β x±) - ½ log(β γ±); the β term cancels
 		// in P(h > 0) = σ(ℓ₊ - ℓ₋).
 		d := mathx.LogPhiOverPhi(sb*pos.x) - mathx.LogPhiOverPhi(sb*neg.x) + 0.5*math.Log(gn/gp)
@@ -167,10 +166,9 @@ func (l *DReLULayer) Params() [][]float64 {
 // ∂Γ/∂γ₋ = -⟨h₋²⟩/2, ∂Γ/∂θ₊ = ⟨h₊⟩, ∂Γ/∂θ₋ = ⟨h₋⟩.
 func (l *DReLULayer) GradCGF(in []float64, grads [][]float64) {
 	scalarGrad(len(l.ThetaPlus), in, grads, func(u int, x float64, g []float64) {
-		s := l.state(u, x)
-		_, _, m1p, m2p, m1n, m2n := s.moments()
-		g[0], g[1] = -0.5*s.pPos*m2p, -0.5*s.pNeg*m2n
-		g[2], g[3] = s.pPos*m1p, s.pNeg*m1n
+		s := l.moments(u, x)
+		g[0], g[1] = -0.5*s.pPos*s.m2p, -0.5*s.pNeg*s.m2n
+		g[2], g[3] = s.pPos*s.m1p, s.pNeg*s.m1n
 	})
 }
 

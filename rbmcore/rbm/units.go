@@ -6,6 +6,7 @@ import (
 	"math/rand/v2"
 
 	"github.com/harmonium-rbm/harmonium/rbmcore/internal/mathx"
+	"github.com/harmonium-rbm/harmonium/rbmcore/internal/workers"
 )
 
 // This file holds the helpers shared by the scalar (one column per unit)
@@ -47,21 +48,44 @@ func scalarMap(n int, in, out []float64, f func(u int, x float64) float64) {
 	}
 }
 
+// parallelGradMin is the number of values from which scalarGrad spreads
+// the units over the cores: below it the goroutines cost more than they
+// save (the per-row calls of weighted gradients are small).
+const parallelGradMin = 1 << 13
+
+// gradUnitBlock is the granularity of scalarGrad's unit ranges: 8 float64
+// sums fill a cache line, so two cores never write the same line.
+const gradUnitBlock = 8
+
 // scalarGrad averages per-unit gradient contributions over the batch:
 // f(u, x, g) writes the contribution of one value into g[p] for each
-// parameter p.
+// parameter p. Each unit's sum runs over the rows in order whichever core
+// computes it, so the result does not depend on the number of cores; the
+// units are split over the cores for large batches (the layer formulas of
+// the continuous units are the expensive part of a training update, and the
+// trainer calls GradCGF outside its row-parallel sections).
 func scalarGrad(n int, in []float64, grads [][]float64, f func(u int, x float64, g []float64)) {
 	b := rowsOf(len(in), n)
 	for _, g := range grads {
 		clear(g)
 	}
-	tmp := make([]float64, len(grads))
-	for k, x := range in {
-		u := k % n
-		f(u, x, tmp)
-		for p := range grads {
-			grads[p][u] += tmp[p]
+	units := func(u0, u1 int) error {
+		tmp := make([]float64, len(grads))
+		for r := 0; r < b; r++ {
+			row := in[r*n : (r+1)*n]
+			for u := u0; u < u1; u++ {
+				f(u, row[u], tmp)
+				for p := range grads {
+					grads[p][u] += tmp[p]
+				}
+			}
 		}
+		return nil
+	}
+	if len(in) < parallelGradMin {
+		_ = units(0, n)
+	} else if err := workers.ForRanges(n, gradUnitBlock, units); err != nil {
+		panic(err) // a panic of f, recovered by ForRanges: re-raise it here
 	}
 	if b > 0 {
 		inv := 1 / float64(b)
@@ -134,6 +158,14 @@ func (b halfGaussian) moments() (m1, m2, v float64) {
 	m, vy := mathx.TruncMoments(b.x)
 	s := math.Sqrt(b.gamma)
 	return m / s, (vy + m*m) / b.gamma, vy / b.gamma
+}
+
+// stats returns logZ() and moments() together, bit for bit, from one
+// evaluation of the error function (mathx.TruncStats).
+func (b halfGaussian) stats() (logZ, m1, m2, v float64) {
+	l, m, vy := mathx.TruncStats(b.x)
+	s := math.Sqrt(b.gamma)
+	return l - 0.5*math.Log(b.gamma), m / s, (vy + m*m) / b.gamma, vy / b.gamma
 }
 
 // sample draws |h| at inverse temperature beta.
