@@ -101,8 +101,13 @@ type HeatMap struct {
 	Data           mat.Matrix
 	// Min and Max bound the colour scale; when both are zero the scale spans
 	// the data, symmetric about zero when the data have both signs. The
-	// palette diverges from white at zero: blue below, red above.
+	// palette diverges from white at zero: blue below, red above, so data of
+	// one sign with Min = 0 (e.g. |w|) get a sequential white-to-red scale.
 	Min, Max float64
+	// XTicks and YTicks label the columns and the rows: label k is drawn at
+	// column (row) k, and an empty label leaves that column (row) unmarked.
+	// Nil marks them with their indices 0, 1, 2, … at round steps.
+	XTicks, YTicks []string
 }
 
 // grid adapts a matrix to plotter.GridXYZ: column j at x = j, row i at y = i.
@@ -182,6 +187,27 @@ func (integerTicks) Ticks(min, max float64) []plot.Tick {
 	return ticks
 }
 
+// labelTicks marks column or row k with label k, skipping empty labels.
+type labelTicks []string
+
+func (l labelTicks) Ticks(_, _ float64) []plot.Tick {
+	var ticks []plot.Tick
+	for k, s := range l {
+		if s != "" {
+			ticks = append(ticks, plot.Tick{Value: float64(k), Label: s})
+		}
+	}
+	return ticks
+}
+
+// ticker returns the tick marker of an axis with the given labels (nil: indices).
+func ticker(labels []string) plot.Ticker {
+	if labels == nil {
+		return integerTicks{}
+	}
+	return labelTicks(labels)
+}
+
 // colourBarWidth is the width of the strip holding the colour bar and its axis.
 const colourBarWidth = 1.1 * vg.Inch
 
@@ -190,8 +216,15 @@ func (h HeatMap) render() ([]byte, map[string]any, error) {
 	if h.Data == nil {
 		return nil, nil, fmt.Errorf("display: HeatMap %q has no Data", h.Title)
 	}
-	if r, c := h.Data.Dims(); r == 0 || c == 0 {
+	r, c := h.Data.Dims()
+	if r == 0 || c == 0 {
 		return nil, nil, fmt.Errorf("display: HeatMap %q: Data is %d×%d", h.Title, r, c)
+	}
+	if h.XTicks != nil && len(h.XTicks) != c {
+		return nil, nil, fmt.Errorf("display: HeatMap %q: %d XTicks for %d columns", h.Title, len(h.XTicks), c)
+	}
+	if h.YTicks != nil && len(h.YTicks) != r {
+		return nil, nil, fmt.Errorf("display: HeatMap %q: %d YTicks for %d rows", h.Title, len(h.YTicks), r)
 	}
 	lo, hi := h.scale()
 	cmap := divergingSpan(lo, hi)
@@ -207,7 +240,7 @@ func (h HeatMap) render() ([]byte, map[string]any, error) {
 	p := plot.New()
 	p.Title.Text = h.Title
 	p.X.Label.Text, p.Y.Label.Text = h.XLabel, h.YLabel
-	p.X.Tick.Marker, p.Y.Tick.Marker = integerTicks{}, integerTicks{}
+	p.X.Tick.Marker, p.Y.Tick.Marker = ticker(h.XTicks), ticker(h.YTicks)
 	hm := plotter.NewHeatMap(grid{h.Data}, colours)
 	hm.Min, hm.Max = lo, hi
 	p.Add(hm)
