@@ -3,6 +3,7 @@ package display
 import (
 	"bytes"
 	"fmt"
+	"image"
 	"image/color"
 	"math"
 	"strconv"
@@ -208,8 +209,36 @@ func ticker(labels []string) plot.Ticker {
 	return labelTicks(labels)
 }
 
-// colourBarWidth is the width of the strip holding the colour bar and its axis.
-const colourBarWidth = 1.1 * vg.Inch
+// colourBar draws colours (the lowest first) as a vertical bar spanning
+// [lo, hi] on the y axis and [0, 1] on the x axis. plotter.ColorBar draws a
+// one-pixel-wide image, which the rasteriser's interpolation fades at its
+// edges: the bar came out between full width and a sliver depending on the
+// scale; an image several pixels wide keeps its width.
+type colourBar struct {
+	colours swatches
+	lo, hi  float64
+}
+
+func (b colourBar) DataRange() (xmin, xmax, ymin, ymax float64) { return 0, 1, b.lo, b.hi }
+
+func (b colourBar) Plot(c draw.Canvas, p *plot.Plot) {
+	const w = 16
+	n := len(b.colours)
+	img := image.NewNRGBA(image.Rect(0, 0, w, n))
+	for i, col := range b.colours {
+		for x := 0; x < w; x++ {
+			img.Set(x, n-1-i, col)
+		}
+	}
+	plotter.NewImage(img, 0, b.lo, 1, b.hi).Plot(c, p)
+}
+
+// colourBarWidth is the width of the strip holding the colour bar and its
+// axis, and colourBarBar the width of the bar itself.
+const (
+	colourBarWidth = 1.1 * vg.Inch
+	colourBarBar   = 0.2 * vg.Inch
+)
 
 // render draws h at PlotSize plus the colour bar's strip, at PlotDPI.
 func (h HeatMap) render() ([]byte, map[string]any, error) {
@@ -248,7 +277,7 @@ func (h HeatMap) render() ([]byte, map[string]any, error) {
 	cb := plot.New()
 	cb.HideX()
 	cb.Y.Label.Text = h.Label
-	cb.Add(&plotter.ColorBar{ColorMap: cmap, Vertical: true})
+	cb.Add(colourBar{colours, lo, hi})
 	if p.Title.Text != "" { // a blank title keeps the bar level with the axes
 		cb.Title.Text = " "
 		cb.Title.TextStyle = p.Title.TextStyle
@@ -256,8 +285,11 @@ func (h HeatMap) render() ([]byte, map[string]any, error) {
 
 	return renderPNG(PlotSize[0]+colourBarWidth, PlotSize[1], func(c draw.Canvas) {
 		p.Draw(draw.Crop(c, 0, -colourBarWidth, 0, 0))
-		side := draw.Crop(c, c.Size().X-colourBarWidth+legendGap, -0.35*vg.Inch, 0, 0)
+		side := draw.Crop(c, c.Size().X-colourBarWidth+legendGap, 0, 0, 0)
 		side.Min.Y += p.X.Label.TextStyle.Rectangle("0").Size().Y * 2.5 // level with the x axis
+		// The bar keeps its width whatever the width of its tick labels and label.
+		axis := side.Size().X - cb.DataCanvas(side).Size().X
+		side.Max.X = min(side.Max.X, side.Min.X+axis+colourBarBar)
 		cb.Draw(side)
 	})
 }

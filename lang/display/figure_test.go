@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"image"
 	"image/png"
+	"math"
 	"strings"
 	"testing"
 
@@ -192,5 +193,22 @@ func TestHeatMapTickLabels(t *testing.T) {
 	b := Bundle(HeatMap{Title: "short", Data: data, XTicks: []string{"A"}})
 	if _, ok := b["image/png"]; ok || !strings.Contains(b["text/plain"].(string), "1 XTicks for 3 columns") {
 		t.Errorf("wrong number of XTicks: %v", b["text/plain"])
+	}
+}
+
+func TestHeatMapColourBarWidth(t *testing.T) {
+	// The bar is colourBarBar wide whatever its tick labels: at 0.7 and at 0.014.
+	for _, top := range []float64{0.7, 0.014} {
+		img, _, _ := decodeBundlePNG(t, Bundle(HeatMap{Label: "|w| (units)", Data: mat.NewDense(1, 2, []float64{0, top}), Max: top}))
+		// Pixels at the top of the bar (dark red) along a row a tenth of the way down.
+		y, red := img.Bounds().Dy()/10, 0
+		for x := 2 * 480; x < img.Bounds().Dx(); x++ {
+			if r, g, b, _ := img.At(x, y).RGBA(); r > 0x9000 && g < 0x4000 && b < 0x4000 {
+				red++
+			}
+		}
+		if want := colourBarBar.Points() / 72 * 192; math.Abs(float64(red)-want) > 4 {
+			t.Errorf("max %g: the bar is %d pixels wide, want %.0f", top, red, want)
+		}
 	}
 }
