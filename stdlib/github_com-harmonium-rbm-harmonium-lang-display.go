@@ -29,6 +29,8 @@ func init() {
 		"MaxTableSize":    reflect.ValueOf(&display.MaxTableSize).Elem(),
 		"NewProgress":     reflect.ValueOf(display.NewProgress),
 		"NewReproduction": reflect.ValueOf(display.NewReproduction),
+		"NullPaper":       reflect.ValueOf(constant.MakeFromLiteral("\"must fail\"", token.STRING, 0)),
+		"NullPrefix":      reflect.ValueOf(constant.MakeFromLiteral("\"null: \"", token.STRING, 0)),
 		"PNG":             reflect.ValueOf(display.PNG),
 		"Paper":           reflect.ValueOf(display.Paper),
 		"PlotDPI":         reflect.ValueOf(constant.MakeFromLiteral("192", token.INT, 0)),

@@ -3,6 +3,7 @@ package display
 import (
 	"bytes"
 	"fmt"
+	"image"
 	"image/color"
 	"math"
 	"strconv"
@@ -101,8 +102,13 @@ type HeatMap struct {
 	Data           mat.Matrix
 	// Min and Max bound the colour scale; when both are zero the scale spans
 	// the data, symmetric about zero when the data have both signs. The
-	// palette diverges from white at zero: blue below, red above.
+	// palette diverges from white at zero: blue below, red above, so data of
+	// one sign with Min = 0 (e.g. |w|) get a sequential white-to-red scale.
 	Min, Max float64
+	// XTicks and YTicks label the columns and the rows: label k is drawn at
+	// column (row) k, and an empty label leaves that column (row) unmarked.
+	// Nil marks them with their indices 0, 1, 2, … at round steps.
+	XTicks, YTicks []string
 }
 
 // grid adapts a matrix to plotter.GridXYZ: column j at x = j, row i at y = i.
@@ -182,16 +188,72 @@ func (integerTicks) Ticks(min, max float64) []plot.Tick {
 	return ticks
 }
 
-// colourBarWidth is the width of the strip holding the colour bar and its axis.
-const colourBarWidth = 1.1 * vg.Inch
+// labelTicks marks column or row k with label k, skipping empty labels.
+type labelTicks []string
+
+func (l labelTicks) Ticks(_, _ float64) []plot.Tick {
+	var ticks []plot.Tick
+	for k, s := range l {
+		if s != "" {
+			ticks = append(ticks, plot.Tick{Value: float64(k), Label: s})
+		}
+	}
+	return ticks
+}
+
+// ticker returns the tick marker of an axis with the given labels (nil: indices).
+func ticker(labels []string) plot.Ticker {
+	if labels == nil {
+		return integerTicks{}
+	}
+	return labelTicks(labels)
+}
+
+// colourBar draws colours (the lowest first) as a vertical bar spanning
+// [lo, hi] on the y axis and [0, 1] on the x axis. plotter.ColorBar draws a
+// one-pixel-wide image, which the rasteriser's interpolation fades at its
+// edges: the bar came out between full width and a sliver depending on the
+// scale; an image several pixels wide keeps its width.
+type colourBar struct {
+	colours swatches
+	lo, hi  float64
+}
+
+func (b colourBar) DataRange() (xmin, xmax, ymin, ymax float64) { return 0, 1, b.lo, b.hi }
+
+func (b colourBar) Plot(c draw.Canvas, p *plot.Plot) {
+	const w = 16
+	n := len(b.colours)
+	img := image.NewNRGBA(image.Rect(0, 0, w, n))
+	for i, col := range b.colours {
+		for x := 0; x < w; x++ {
+			img.Set(x, n-1-i, col)
+		}
+	}
+	plotter.NewImage(img, 0, b.lo, 1, b.hi).Plot(c, p)
+}
+
+// colourBarWidth is the width of the strip holding the colour bar and its
+// axis, and colourBarBar the width of the bar itself.
+const (
+	colourBarWidth = 1.1 * vg.Inch
+	colourBarBar   = 0.2 * vg.Inch
+)
 
 // render draws h at PlotSize plus the colour bar's strip, at PlotDPI.
 func (h HeatMap) render() ([]byte, map[string]any, error) {
 	if h.Data == nil {
 		return nil, nil, fmt.Errorf("display: HeatMap %q has no Data", h.Title)
 	}
-	if r, c := h.Data.Dims(); r == 0 || c == 0 {
+	r, c := h.Data.Dims()
+	if r == 0 || c == 0 {
 		return nil, nil, fmt.Errorf("display: HeatMap %q: Data is %d×%d", h.Title, r, c)
+	}
+	if h.XTicks != nil && len(h.XTicks) != c {
+		return nil, nil, fmt.Errorf("display: HeatMap %q: %d XTicks for %d columns", h.Title, len(h.XTicks), c)
+	}
+	if h.YTicks != nil && len(h.YTicks) != r {
+		return nil, nil, fmt.Errorf("display: HeatMap %q: %d YTicks for %d rows", h.Title, len(h.YTicks), r)
 	}
 	lo, hi := h.scale()
 	cmap := divergingSpan(lo, hi)
@@ -207,7 +269,7 @@ func (h HeatMap) render() ([]byte, map[string]any, error) {
 	p := plot.New()
 	p.Title.Text = h.Title
 	p.X.Label.Text, p.Y.Label.Text = h.XLabel, h.YLabel
-	p.X.Tick.Marker, p.Y.Tick.Marker = integerTicks{}, integerTicks{}
+	p.X.Tick.Marker, p.Y.Tick.Marker = ticker(h.XTicks), ticker(h.YTicks)
 	hm := plotter.NewHeatMap(grid{h.Data}, colours)
 	hm.Min, hm.Max = lo, hi
 	p.Add(hm)
@@ -215,7 +277,7 @@ func (h HeatMap) render() ([]byte, map[string]any, error) {
 	cb := plot.New()
 	cb.HideX()
 	cb.Y.Label.Text = h.Label
-	cb.Add(&plotter.ColorBar{ColorMap: cmap, Vertical: true})
+	cb.Add(colourBar{colours, lo, hi})
 	if p.Title.Text != "" { // a blank title keeps the bar level with the axes
 		cb.Title.Text = " "
 		cb.Title.TextStyle = p.Title.TextStyle
@@ -223,8 +285,11 @@ func (h HeatMap) render() ([]byte, map[string]any, error) {
 
 	return renderPNG(PlotSize[0]+colourBarWidth, PlotSize[1], func(c draw.Canvas) {
 		p.Draw(draw.Crop(c, 0, -colourBarWidth, 0, 0))
-		side := draw.Crop(c, c.Size().X-colourBarWidth+legendGap, -0.35*vg.Inch, 0, 0)
+		side := draw.Crop(c, c.Size().X-colourBarWidth+legendGap, 0, 0, 0)
 		side.Min.Y += p.X.Label.TextStyle.Rectangle("0").Size().Y * 2.5 // level with the x axis
+		// The bar keeps its width whatever the width of its tick labels and label.
+		axis := side.Size().X - cb.DataCanvas(side).Size().X
+		side.Max.X = min(side.Max.X, side.Min.X+axis+colourBarBar)
 		cb.Draw(side)
 	})
 }

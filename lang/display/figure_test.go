@@ -3,8 +3,10 @@ package display
 import (
 	"bytes"
 	"encoding/base64"
+	"fmt"
 	"image"
 	"image/png"
+	"math"
 	"strings"
 	"testing"
 
@@ -152,5 +154,61 @@ func TestIntegerTicks(t *testing.T) {
 	}
 	if got := strings.Join(labels(-0.5, 99.5), " "); got != "0 20 40 60 80" {
 		t.Errorf("ticks of [-0.5, 99.5]: %s", got)
+	}
+}
+
+func TestHeatMapTickLabels(t *testing.T) {
+	data := mat.NewDense(2, 3, []float64{0, 1, 2, 3, 4, 5})
+	h := HeatMap{Title: "letters", Data: data, XTicks: []string{"A", "", "C"}, YTicks: []string{"K", "R"}}
+	labels := func(tk plot.Ticker) (s []string) {
+		for _, x := range tk.Ticks(-0.5, 2.5) {
+			s = append(s, fmt.Sprintf("%g:%s", x.Value+0, x.Label))
+		}
+		return s
+	}
+	if got := strings.Join(labels(ticker(h.XTicks)), " "); got != "0:A 2:C" {
+		t.Errorf("x ticks %q, want column 0 = A, column 2 = C, column 1 unmarked", got)
+	}
+	if got := strings.Join(labels(ticker(nil)), " "); got != "0:0 1:1 2:2" {
+		t.Errorf("default ticks %q, want the indices", got)
+	}
+	img, w, _ := decodeBundlePNG(t, Bundle(h))
+	plain, _, _ := decodeBundlePNG(t, Bundle(HeatMap{Title: "letters", Data: data}))
+	if w != 480+int(colourBarWidth.Points()/72*96+0.5) {
+		t.Errorf("width %d", w)
+	}
+	// The labels are drawn: the rendering differs from the one with index ticks
+	// along the left and bottom margins only (the data area is the same).
+	differ := 0
+	for y := 0; y < img.Bounds().Dy(); y++ {
+		for x := 0; x < img.Bounds().Dx(); x++ {
+			if img.At(x, y) != plain.At(x, y) {
+				differ++
+			}
+		}
+	}
+	if differ < 50 {
+		t.Errorf("%d pixels differ from the index-labelled heat map: the tick labels are not drawn", differ)
+	}
+	b := Bundle(HeatMap{Title: "short", Data: data, XTicks: []string{"A"}})
+	if _, ok := b["image/png"]; ok || !strings.Contains(b["text/plain"].(string), "1 XTicks for 3 columns") {
+		t.Errorf("wrong number of XTicks: %v", b["text/plain"])
+	}
+}
+
+func TestHeatMapColourBarWidth(t *testing.T) {
+	// The bar is colourBarBar wide whatever its tick labels: at 0.7 and at 0.014.
+	for _, top := range []float64{0.7, 0.014} {
+		img, _, _ := decodeBundlePNG(t, Bundle(HeatMap{Label: "|w| (units)", Data: mat.NewDense(1, 2, []float64{0, top}), Max: top}))
+		// Pixels at the top of the bar (dark red) along a row a tenth of the way down.
+		y, red := img.Bounds().Dy()/10, 0
+		for x := 2 * 480; x < img.Bounds().Dx(); x++ {
+			if r, g, b, _ := img.At(x, y).RGBA(); r > 0x9000 && g < 0x4000 && b < 0x4000 {
+				red++
+			}
+		}
+		if want := colourBarBar.Points() / 72 * 192; math.Abs(float64(red)-want) > 4 {
+			t.Errorf("max %g: the bar is %d pixels wide, want %.0f", top, red, want)
+		}
 	}
 }

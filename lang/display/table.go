@@ -38,7 +38,17 @@ func cell(r []string, j int) string {
 
 // HTML renders t as an HTML table: left-aligned, wrapping cells, the verdicts
 // "pass" and "fail" in green and red.
-func (t *Table) HTML() string {
+func (t *Table) HTML() string { return t.html(nil) }
+
+// Verdict cell styles: the colour says whether the outcome is the expected one.
+const (
+	verdictGood = ";color:#1a7f37;font-weight:bold;white-space:nowrap"
+	verdictBad  = ";color:#cf222e;font-weight:bold;white-space:nowrap"
+)
+
+// html renders t; the rows whose indices are in null are null-model rows, in
+// which "fail" is the expected verdict (green) and "pass" the bad one (red).
+func (t *Table) html(null map[int]bool) string {
 	n := t.width()
 	var sb strings.Builder
 	sb.WriteString(`<table class="hm-table" style="border-collapse:collapse">`)
@@ -51,18 +61,28 @@ func (t *Table) HTML() string {
 			htmlEscape(cell(t.Columns, j)) + "</th>")
 	}
 	sb.WriteString("</tr></thead>\n<tbody>\n")
-	for _, r := range t.Rows {
+	for i, r := range t.Rows {
 		sb.WriteString("<tr>")
 		for j := 0; j < n; j++ {
 			c := cell(r, j)
-			style := "text-align:left;vertical-align:top;padding:2px 8px"
-			switch c {
-			case "pass":
-				style += ";color:#1a7f37;font-weight:bold;white-space:nowrap"
-			case "fail":
-				style += ";color:#cf222e;font-weight:bold;white-space:nowrap"
+			style, title := "text-align:left;vertical-align:top;padding:2px 8px", ""
+			switch {
+			case c == "pass" && null[i]:
+				style += verdictBad
+				title = "the null model passes: the criterion cannot tell the effect from its absence"
+			case c == "fail" && null[i]:
+				style += verdictGood
+				title = "the null model fails, as it must"
+			case c == "pass":
+				style += verdictGood
+			case c == "fail":
+				style += verdictBad
 			}
-			sb.WriteString(`<td style="` + style + `">` + htmlEscape(c) + "</td>")
+			attrs := `style="` + style + `"`
+			if title != "" {
+				attrs += ` title="` + title + `"`
+			}
+			sb.WriteString(`<td ` + attrs + `>` + htmlEscape(c) + "</td>")
 		}
 		sb.WriteString("</tr>\n")
 	}
@@ -127,14 +147,44 @@ const (
 // page) or a prediction derived in the notebook from the paper's equations;
 // the value measured in this run with its uncertainty; the pass criterion,
 // which is ours and labelled as such; and the verdict.
+//
+// Null-model rows (added with Null) apply a criterion to a model that lacks
+// the effect, to show that the criterion can fail: there "fail" is the
+// expected verdict and is coloured green, "pass" red.
 type Reproduction struct {
 	Table
+	null map[int]bool // indices of the null-model rows in Rows
 }
 
 // NewReproduction returns an empty reproduction table with the given caption.
 func NewReproduction(caption string) *Reproduction {
-	return &Reproduction{Table{Caption: caption, Columns: []string{ColQuantity, ColPaper, ColMeasured, ColCriterion, ColCheck}}}
+	return &Reproduction{Table: Table{Caption: caption, Columns: []string{ColQuantity, ColPaper, ColMeasured, ColCriterion, ColCheck}}}
 }
+
+// NullPrefix starts the quantity of every null-model row, and NullPaper is
+// its paper column.
+const (
+	NullPrefix = "null: "
+	NullPaper  = "must fail"
+)
+
+// Null adds a null-model row: a criterion applied to a null (or wrong) model
+// that must fail it, showing that the criterion can tell the effect from its
+// absence. quantity describes the null model without a prefix ("null: " is
+// added), the paper column reads "must fail", and pass is whether the measured
+// value meets the criterion. The verdict reads "pass" or "fail" as for Check;
+// in the HTML rendering "fail" is green (the expected outcome) and "pass" red.
+func (r *Reproduction) Null(quantity, measured, criterion string, pass bool) {
+	if r.null == nil {
+		r.null = map[int]bool{}
+	}
+	r.null[len(r.Rows)] = true
+	r.Check(NullPrefix+quantity, NullPaper, measured, criterion, pass)
+}
+
+// HTML renders r as Table.HTML does, with the verdicts of null-model rows
+// coloured by whether they are the expected "fail".
+func (r *Reproduction) HTML() string { return r.html(r.null) }
 
 // Check adds a row whose criterion is judged: pass is whether the measured
 // value meets it.

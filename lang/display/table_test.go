@@ -44,3 +44,33 @@ func TestReproductionHTML(t *testing.T) {
 		t.Errorf("text:\n%s", strings.Join(lines, "\n"))
 	}
 }
+
+func TestReproductionNull(t *testing.T) {
+	r := NewReproduction("Paper 2020")
+	r.Check("m", "0.5 (Fig. 2)", "0.49", "|m − 0.5| < 0.1", false)
+	r.Null("shuffled data", "0.02", "|m − 0.5| < 0.1", false)
+	r.Null("wrong model", "0.45", "|m − 0.5| < 0.1", true)
+	if got := r.Rows[1]; strings.Join(got, "|") != "null: shuffled data|must fail|0.02||m − 0.5| < 0.1|fail" {
+		t.Errorf("null row: %q", got)
+	}
+	h := Bundle(r)["text/html"].(string)
+	rows := strings.Split(h, "<tr>")[2:] // after the header row
+	if len(rows) != 3 {
+		t.Fatalf("HTML rows: %d\n%s", len(rows), h)
+	}
+	for i, want := range []string{
+		`#cf222e;font-weight:bold;white-space:nowrap">fail</td>`,
+		`#1a7f37;font-weight:bold;white-space:nowrap" title="the null model fails, as it must">fail</td>`,
+		`#cf222e;font-weight:bold;white-space:nowrap" title="the null model passes`,
+	} {
+		if !strings.Contains(rows[i], want) {
+			t.Errorf("row %d lacks %q:\n%s", i, want, rows[i])
+		}
+	}
+	if tab := r.Table.HTML(); strings.Contains(tab, "title=") {
+		t.Errorf("a plain Table marks null rows:\n%s", tab)
+	}
+	if line := strings.Split(r.String(), "\n")[4]; !strings.HasPrefix(line, "null: shuffled data | must fail ") || !strings.HasSuffix(line, "| fail") {
+		t.Errorf("text row: %q", line)
+	}
+}
