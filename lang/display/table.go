@@ -46,9 +46,10 @@ const (
 	verdictBad  = ";color:#cf222e;font-weight:bold;white-space:nowrap"
 )
 
-// html renders t; the rows whose indices are in null are null-model rows, in
-// which "fail" is the expected verdict (green) and "pass" the bad one (red).
-func (t *Table) html(null map[int]bool) string {
+// html renders t; the rows for which isNull (when not nil) holds are
+// null-model rows, in which "fail" is the expected verdict (green) and "pass"
+// the bad one (red).
+func (t *Table) html(isNull func(row []string) bool) string {
 	n := t.width()
 	var sb strings.Builder
 	sb.WriteString(`<table class="hm-table" style="border-collapse:collapse">`)
@@ -61,16 +62,17 @@ func (t *Table) html(null map[int]bool) string {
 			htmlEscape(cell(t.Columns, j)) + "</th>")
 	}
 	sb.WriteString("</tr></thead>\n<tbody>\n")
-	for i, r := range t.Rows {
+	for _, r := range t.Rows {
+		null := isNull != nil && isNull(r)
 		sb.WriteString("<tr>")
 		for j := 0; j < n; j++ {
 			c := cell(r, j)
 			style, title := "text-align:left;vertical-align:top;padding:2px 8px", ""
 			switch {
-			case c == "pass" && null[i]:
+			case c == "pass" && null:
 				style += verdictBad
 				title = "the null model passes: the criterion cannot tell the effect from its absence"
-			case c == "fail" && null[i]:
+			case c == "fail" && null:
 				style += verdictGood
 				title = "the null model fails, as it must"
 			case c == "pass":
@@ -153,7 +155,6 @@ const (
 // expected verdict and is coloured green, "pass" red.
 type Reproduction struct {
 	Table
-	null map[int]bool // indices of the null-model rows in Rows
 }
 
 // NewReproduction returns an empty reproduction table with the given caption.
@@ -175,16 +176,18 @@ const (
 // value meets the criterion. The verdict reads "pass" or "fail" as for Check;
 // in the HTML rendering "fail" is green (the expected outcome) and "pass" red.
 func (r *Reproduction) Null(quantity, measured, criterion string, pass bool) {
-	if r.null == nil {
-		r.null = map[int]bool{}
-	}
-	r.null[len(r.Rows)] = true
 	r.Check(NullPrefix+quantity, NullPaper, measured, criterion, pass)
 }
 
 // HTML renders r as Table.HTML does, with the verdicts of null-model rows
 // coloured by whether they are the expected "fail".
-func (r *Reproduction) HTML() string { return r.html(r.null) }
+func (r *Reproduction) HTML() string { return r.html(isNullRow) }
+
+// isNullRow reports whether row is a null-model row, as Null writes them: its
+// quantity starts with NullPrefix and its paper column reads NullPaper.
+func isNullRow(row []string) bool {
+	return strings.HasPrefix(cell(row, 0), NullPrefix) && cell(row, 1) == NullPaper
+}
 
 // Check adds a row whose criterion is judged: pass is whether the measured
 // value meets it.
