@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -489,9 +490,32 @@ func TestSampleFoldsAndRoundTrips(t *testing.T) {
 	}
 }
 
+// cancelAfter is a context that cancels itself on its n-th Err call, so a
+// test can interrupt a computation part-way through however fast the
+// machine runs it.
+type cancelAfter struct {
+	context.Context
+	left   atomic.Int64
+	cancel context.CancelFunc
+}
+
+func newCancelAfter(n int64) *cancelAfter {
+	ctx, cancel := context.WithCancel(context.Background())
+	c := &cancelAfter{Context: ctx, cancel: cancel}
+	c.left.Store(n)
+	return c
+}
+
+func (c *cancelAfter) Err() error {
+	if c.left.Add(-1) <= 0 {
+		c.cancel()
+	}
+	return c.Context.Err()
+}
+
 func TestCancellation(t *testing.T) {
 	m := model(t)
-	for name, run := range map[string]func(ctx context.Context) error{
+	runs := map[string]func(ctx context.Context) error{
 		"Enumerate": func(ctx context.Context) error {
 			_, err := Enumerate(ctx, EnumerateOptions{})
 			return err
@@ -500,16 +524,32 @@ func TestCancellation(t *testing.T) {
 			_, err := Sample(ctx, m, DefaultTarget, SampleOptions{Sequences: 100000})
 			return err
 		},
-	} {
-		ctx, cancel := context.WithCancel(context.Background())
-		time.AfterFunc(200*time.Millisecond, cancel)
+	}
+	for name, run := range runs {
+		// Part-way: the context turns cancelled after a few checks.
+		ctx := newCancelAfter(5)
+		if err := run(ctx); !errors.Is(err, context.Canceled) {
+			t.Errorf("%s cancelled part-way: error %v, want context.Canceled", name, err)
+		}
+		ctx.cancel()
+
+		// Latency: a cancellation from outside ends the call within a
+		// second. A machine fast enough to finish before the cancellation
+		// fires returns nil, which is right: there was nothing to stop.
+		ctx2, cancel := context.WithCancel(context.Background())
+		const after = 200 * time.Millisecond
+		time.AfterFunc(after, cancel)
 		t0 := time.Now()
-		err := run(ctx)
-		if !errors.Is(err, context.Canceled) {
+		err := run(ctx2)
+		d := time.Since(t0)
+		switch {
+		case err == nil && d > after+100*time.Millisecond:
+			t.Errorf("%s ignored a cancellation: finished with no error after %v", name, d)
+		case err != nil && !errors.Is(err, context.Canceled):
 			t.Errorf("%s: error %v, want context.Canceled", name, err)
 		}
-		if d := time.Since(t0); d > (1200+cancelSlack)*time.Millisecond {
-			t.Errorf("%s returned %v after the start, %v after the cancellation", name, d, d-200*time.Millisecond)
+		if d > (1200+cancelSlack)*time.Millisecond {
+			t.Errorf("%s returned %v after the start, %v after the cancellation", name, d, d-after)
 		}
 		cancel()
 	}
