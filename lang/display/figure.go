@@ -102,8 +102,9 @@ type HeatMap struct {
 	Data           mat.Matrix
 	// Min and Max bound the colour scale; when both are zero the scale spans
 	// the data, symmetric about zero when the data have both signs. The
-	// palette diverges from white at zero: blue below, red above, so data of
-	// one sign with Min = 0 (e.g. |w|) get a sequential white-to-red scale.
+	// palette is Moreland's smooth blue–red map, which diverges from a light
+	// grey (#ddd) at zero: blue below, red above, so data of one sign with
+	// Min = 0 (e.g. |w|) get a sequential grey-to-red scale.
 	Min, Max float64
 	// XTicks and YTicks label the columns and the rows: label k is drawn at
 	// column (row) k, and an empty label leaves that column (row) unmarked.
@@ -147,8 +148,8 @@ func (h HeatMap) scale() (lo, hi float64) {
 }
 
 // span is a colour map shown over [lo, hi], a part of the range of the map it
-// wraps: data of one sign use the white-to-colour half of the diverging map,
-// so that white always means zero.
+// wraps: data of one sign use the grey-to-colour half of the diverging map,
+// so that the light grey always means zero.
 type span struct {
 	palette.ColorMap
 	lo, hi float64
@@ -157,7 +158,7 @@ type span struct {
 func (s span) Min() float64 { return s.lo }
 func (s span) Max() float64 { return s.hi }
 
-// divergingSpan returns the blue–white–red map, white at zero, shown over [lo, hi].
+// divergingSpan returns the blue–grey–red map, light grey at zero, shown over [lo, hi].
 func divergingSpan(lo, hi float64) span {
 	m := moreland.SmoothBlueRed()
 	a := math.Max(math.Abs(lo), math.Abs(hi))

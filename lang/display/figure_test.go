@@ -119,8 +119,8 @@ func TestHeatMapColoursAndBar(t *testing.T) {
 	}
 }
 
-func TestHeatMapOneSignIsWhiteAtZero(t *testing.T) {
-	// Left column 0, right column 1: non-negative data use the white-to-red half.
+func TestHeatMapOneSignIsGreyAtZero(t *testing.T) {
+	// Left column 0, right column 1: non-negative data use the grey-to-red half.
 	img, _, _ := decodeBundlePNG(t, Bundle(HeatMap{Data: mat.NewDense(2, 2, []float64{0, 1, 0, 1})}))
 	// The mean colour of a box inside each column's half of the data area
 	// (logical pixels; the PNG is drawn at twice that).
