@@ -47,7 +47,10 @@
 // (the paper's rule is exact only when the states are degenerate in free
 // energy to o(1/N)); the two agree when every data point has its own state
 // and differ when data points share one (a state no data point reaches gets
-// weight 0 then).
+// weight 0 then). FitStates measures which weights trained N×M weights
+// follow: it finds their states and fits the π_ω of Eq. 21 to them (PCD
+// whose persistent chains are trapped in the states weights each state by
+// its chain occupancy).
 // The states are the distinct stable saddle points reached by Mattis
 // initialisation at the data points (Appendix F); during a sweep a state
 // continued from the previous γ is kept while it stays a stable minimum of
