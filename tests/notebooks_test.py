@@ -86,6 +86,7 @@ REQUIRED_PASS = {
         "Fig. 11a: largest r with angular modulation",
     ],
     "compositional-representations.ipynb": [
+        "Fig. 9a: median p_µ(M = 1) − p_µ(M = 30)",
         "Fig. 9b: L(30)/L(10)",
         "R-RBM prototypical regime",
         "R-RBM compositional regime",
