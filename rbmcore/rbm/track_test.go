@@ -272,7 +272,7 @@ func TestLogZTrackerTempering(t *testing.T) {
 	}
 	seeds := 12
 	if testing.Short() {
-		seeds = 8
+		seeds = 6
 	}
 	var errs, ses, plainEnd []float64
 	for s := 0; s < seeds; s++ {
