@@ -5,13 +5,16 @@
 #     annealing (resampling below half the effective sample size) at equal
 #     numbers of Gibbs sweeps (three budgets, ≥ 10 seeds), with the CPU
 #     seconds each took, so that equal cost can be read in either unit;
-#  2. log Z tracked along a PCD run (rbm.LogZTracker: populations annealed
-#     from one checkpoint's model to the next, every 5th epoch) against AIS
-#     from scratch at those checkpoints given the trackers' number of
-#     sweeps, their CPU time and five times it: cost, RMS error, coverage.
+#  2. log Z tracked along a PCD run (rbm.LogZTracker: populations moved
+#     from one checkpoint's model to the next, every 5th epoch, without and
+#     with tempering) against estimates from scratch at those checkpoints
+#     (AIS at three budgets, adaptive population annealing): cost, RMS
+#     error, coverage, and whether AIS needs ≥ 5× a tracker's CPU time to
+#     reach its RMS error (the goal of issue 19).
 # Sizes: LOGZ_BENCH_IMAGES (2000), LOGZ_BENCH_SEEDS (10), LOGZ_BENCH_EPOCHS (50),
 # LOGZ_BENCH_HIDDEN (20); tracking: LOGZ_BENCH_TRACK_EVERY (updates between
-# moves, default 5 epochs), LOGZ_BENCH_TRACK_POPS (8), LOGZ_BENCH_TRACK_CHAINS (32);
+# moves, default 5 epochs), LOGZ_BENCH_TRACK_POPS (8), LOGZ_BENCH_TRACK_CHAINS (32),
+# LOGZ_BENCH_TRACK_TEMPER (TemperDepths, "0,1"); LOGZ_BENCH_AIS_BETAS ("30,100,300");
 # LOGZ_BENCH_PART=1 or 2 runs one part. MNIST: the training images, found by
 # data.MNIST as a notebook finds them; skipped with its message without them.
 # The load average is printed because the machine is shared.

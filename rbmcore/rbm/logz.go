@@ -8,6 +8,7 @@ import (
 	"sync"
 
 	"github.com/harmonium-rbm/harmonium/rbmcore/internal/guard"
+	"github.com/harmonium-rbm/harmonium/rbmcore/internal/mathx"
 	"gonum.org/v1/gonum/mat"
 )
 
@@ -79,6 +80,10 @@ func logSumConfigs(ctx context.Context, m *RBM, enum, other Layer, trans bool, t
 	errs := make([]error, workers)
 	var wg sync.WaitGroup
 	wmat := m.W.RawMatrix()
+	cgf := other.CGF
+	if b, ok := other.(*BinaryLayer); ok {
+		cgf = func(in, out []float64) { softplusSums(b.Theta, in, out) }
+	}
 	// sumChunks accumulates worker w's chunks into accs[w].
 	sumChunks := func(w int) error {
 		x := make([]float64, chunk*we)
@@ -97,7 +102,7 @@ func logSumConfigs(ctx context.Context, m *RBM, enum, other Layer, trans bool, t
 			}
 			gemm(x[:n*we], n, wmat, trans, in[:n*wo])
 			enum.Energy(x[:n*we], e[:n])
-			other.CGF(in[:n*wo], g[:n])
+			cgf(in[:n*wo], g[:n])
 			for r := 0; r < n; r++ {
 				t := g[r] - e[r]
 				if math.IsNaN(t) || math.IsInf(t, 0) {
@@ -138,6 +143,32 @@ func logSumConfigs(ctx context.Context, m *RBM, enum, other Layer, trans bool, t
 		}
 	}
 	return mx + math.Log(s), nil
+}
+
+// softplusSums sets out[r] = Σ_u softplus(in[r,u] + θ_u), the CGF of a
+// binary layer, as Σ max(x, 0) + log Π (1 + e^{−|x|}): one exponential per
+// unit and one logarithm per 512 units (each factor is in (1, 2], so the
+// product stays below 2^512) instead of an exponential and a logarithm per
+// unit, which dominate ExactLogZ over a wide binary visible layer. A NaN
+// or infinite input gives a NaN or infinite sum, as the per-unit form does.
+func softplusSums(theta, in, out []float64) {
+	n := len(theta)
+	for r := range out[:len(in)/n] {
+		s, p := 0.0, 1.0
+		for u, x := range in[r*n : (r+1)*n] {
+			x += theta[u]
+			if x > 0 {
+				s += x
+				x = -x
+			}
+			p *= 1 + mathx.Exp(x)
+			if u&511 == 511 {
+				s += math.Log(p)
+				p = 1
+			}
+		}
+		out[r] = s + math.Log(p)
+	}
 }
 
 // LogLikelihood returns the average log-likelihood (nats per row) of the

@@ -309,3 +309,36 @@ func TestAISBracketsEveryKind(t *testing.T) {
 		})
 	}
 }
+
+// TestSoftplusSums checks ExactLogZ's sums of softplus over a binary layer
+// against the layer's own CGF (a log1p per unit) on rows wider than 512
+// units, with inputs from deep in both tails, and that a NaN input is not
+// hidden.
+func TestSoftplusSums(t *testing.T) {
+	const rows, width = 7, 1100
+	l := Binary(width)
+	rng := NewRNG(3, 1)
+	for u := range l.Theta {
+		l.Theta[u] = 2 * rng.NormFloat64()
+	}
+	in := make([]float64, rows*width)
+	for k := range in {
+		in[k] = 15 * rng.NormFloat64()
+		if k%97 == 0 {
+			in[k] = 800 * (rng.Float64() - 0.5)
+		}
+	}
+	want, got := make([]float64, rows), make([]float64, rows)
+	l.CGF(in, want)
+	softplusSums(l.Theta, in, got)
+	for r := range want {
+		if d := math.Abs(got[r] - want[r]); d > 1e-11*math.Abs(want[r]) {
+			t.Errorf("row %d: %v, per-unit CGF %v (difference %.3g)", r, got[r], want[r], d)
+		}
+	}
+	in[width+5] = math.NaN()
+	softplusSums(l.Theta, in, got)
+	if !math.IsNaN(got[1]) || math.IsNaN(got[0]) {
+		t.Errorf("NaN in row 1: sums %v, %v", got[0], got[1])
+	}
+}

@@ -7,6 +7,7 @@ import (
 	"math"
 	"os"
 	"strconv"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -22,8 +23,8 @@ import (
 // HARMONIUM_LOGZ_BENCH=1. Sizes: LOGZ_BENCH_IMAGES (training images,
 // default 2000), LOGZ_BENCH_SEEDS (repetitions, default 10),
 // LOGZ_BENCH_EPOCHS (tracked run, default 50), LOGZ_BENCH_HIDDEN (default
-// 20). The MNIST training images are found by
-// data.MNIST, as a notebook finds them.
+// 20); part 2's knobs are listed at benchTracking. The MNIST training
+// images are found by data.MNIST, as a notebook finds them.
 func benchEnv(name string, def int) int {
 	if v, err := strconv.Atoi(os.Getenv(name)); err == nil && v > 0 {
 		return v
@@ -206,42 +207,57 @@ func benchEstimators(t *testing.T, set *data.Set, nh, seeds int) {
 
 // benchTracking is part 2: log Z tracked along a training run (rbm's
 // LogZTracker moved from one checkpoint to the next, or every
-// LOGZ_BENCH_TRACK_EVERY updates) against AIS from scratch at every 5th
-// epoch, given the trackers' number of sweeps and five times their CPU
-// time.
+// LOGZ_BENCH_TRACK_EVERY updates, with LOGZ_BENCH_TRACK_POPS populations
+// of LOGZ_BENCH_TRACK_CHAINS replicas; one tracker per seed for each
+// TemperDepth in the list LOGZ_BENCH_TRACK_TEMPER, default "0,1") against
+// estimates from scratch at every 5th epoch: AIS on Salakhutdinov &
+// Murray's schedule with the numbers of temperatures in the list
+// LOGZ_BENCH_AIS_BETAS (default "30,100,300"), and adaptive population
+// annealing with the trackers' populations. The goal is met when AIS
+// needs at least 5× a tracker's CPU time to reach the tracker's RMS error.
 func benchTracking(t *testing.T, set *data.Set, nh, epochs, seeds int) {
 	ctx := context.Background()
 	m2 := rbm.New(rbm.Binary(784), rbm.Binary(nh), rbm.Seed(2))
 	var models []*rbm.RBM // every 5th epoch
-	trackers := make([]*rbm.LogZTracker, seeds)
-	var trackCPU float64
-	// tracked[s][k], se[s][k]: tracker s at the k-th measured epoch.
-	tracked, tse := make([][]float64, seeds), make([][]float64, seeds)
-	var failed error
 	perEpoch := (set.Len() + 99) / 100
 	every := benchEnv("LOGZ_BENCH_TRACK_EVERY", 5*perEpoch)
 	pops, chains := benchEnv("LOGZ_BENCH_TRACK_POPS", 8), benchEnv("LOGZ_BENCH_TRACK_CHAINS", 32)
+	depths := benchList(t, "LOGZ_BENCH_TRACK_TEMPER", "0,1")
+	aisBetas := benchList(t, "LOGZ_BENCH_AIS_BETAS", "30,100,300")
+	base, err := rbm.BaseFromData(m2.Visible, set.X, 1e-3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// trackers[d][s] is seed s's tracker with TemperDepth depths[d];
+	// tracked and tse its estimates and standard errors at the checkpoints.
+	type variant struct {
+		trackers     []*rbm.LogZTracker
+		tracked, tse [][]float64
+		cpu          float64
+	}
+	variants := make([]*variant, len(depths))
+	for d := range variants {
+		variants[d] = &variant{trackers: make([]*rbm.LogZTracker, seeds), tracked: make([][]float64, seeds), tse: make([][]float64, seeds)}
+	}
+	var failed error
 	// move starts the trackers (at the model after the first update) or
 	// moves them to the current model.
 	move := func() {
-		c0 := cpuSeconds()
-		for s := range trackers {
-			if trackers[s] == nil {
-				base, err := rbm.BaseFromData(m2.Visible, set.X, 1e-3)
-				if err != nil {
-					failed = err
+		for d, vr := range variants {
+			c0 := cpuSeconds()
+			for s := range vr.trackers {
+				if vr.trackers[s] == nil {
+					vr.trackers[s] = &rbm.LogZTracker{Populations: pops, Chains: chains, TemperDepth: depths[d], Seed: uint64(100 + s)}
+					failed = vr.trackers[s].Start(ctx, m2, base)
+				} else {
+					_, _, failed = vr.trackers[s].Next(ctx, m2)
+				}
+				if failed != nil {
 					return
 				}
-				trackers[s] = &rbm.LogZTracker{Populations: pops, Chains: chains, Seed: uint64(100 + s)}
-				failed = trackers[s].Start(ctx, m2, base)
-			} else {
-				_, _, failed = trackers[s].Next(ctx, m2)
 			}
-			if failed != nil {
-				return
-			}
+			vr.cpu += cpuSeconds() - c0
 		}
-		trackCPU += cpuSeconds() - c0
 	}
 	o := train.Options{Epochs: epochs, Batch: 100, LR: 0.05, Init: train.InitCentred{}, Seed: 2,
 		Monitor: train.Monitor{PLEvery: -1, ReconEvery: -1},
@@ -254,12 +270,14 @@ func benchTracking(t *testing.T, set *data.Set, nh, epochs, seeds int) {
 			if r.Epoch%5 == 0 && failed == nil {
 				move()
 				models = append(models, m2.Clone())
-				for s, tk := range trackers {
-					z, se, err := tk.LogZ()
-					if err != nil {
-						failed = err
+				for _, vr := range variants {
+					for s, tk := range vr.trackers {
+						z, se, err := tk.LogZ()
+						if err != nil {
+							failed = err
+						}
+						vr.tracked[s], vr.tse[s] = append(vr.tracked[s], z), append(vr.tse[s], se)
 					}
-					tracked[s], tse[s] = append(tracked[s], z), append(tse[s], se)
 				}
 			}
 			return failed == nil
@@ -277,37 +295,9 @@ func benchTracking(t *testing.T, set *data.Set, nh, epochs, seeds int) {
 			t.Fatal(err)
 		}
 	}
-	var sq float64
-	var inside, n int
-	var sweeps int64
-	for s, tk := range trackers {
-		sweeps += tk.ChainSweeps()
-		for k := range models {
-			e := tracked[s][k] - exacts[k]
-			sq += e * e
-			n++
-			if math.Abs(e) <= 3*tse[s][k] {
-				inside++
-			}
-		}
-	}
-	perTracker, perSweeps := trackCPU/float64(seeds), sweeps/int64(seeds)
-	fmt.Printf("\nlog Z along a %d-epoch PCD run (%d updates of 100 images per epoch), at every 5th epoch (%d checkpoints); RMS error over %d independent trackers / AIS seeds × %d checkpoints\n",
-		epochs, (set.Len()+99)/100, len(models), seeds, len(models))
-	fmt.Printf("%-44s %12s %10s %10s %10s\n", "method", "chain sweeps", "cpu s", "RMS err", "±3SE cover")
-	fmt.Printf("%-44s %12d %10.2f %10.4f %10.2f\n", fmt.Sprintf("tracking every %d updates (%d×%d chains)", min(every, 5*perEpoch), pops, chains), perSweeps, perTracker, math.Sqrt(sq/float64(n)), float64(inside)/float64(n))
-	// AIS from scratch at every checkpoint: first with the trackers'
-	// number of chain sweeps, which also calibrates AIS's CPU time per
-	// sweep; then with the same CPU time and five times as much.
-	const runs = 100
-	perBeta := 0.0
-	betas0 := max(2, int(perSweeps/int64(runs*len(models))))
-	var aisRMS [3]float64
-	for i, scale := range []float64{0, 1, 5} {
-		betas := betas0
-		if scale > 0 {
-			betas = max(2, int(scale*perTracker/perBeta))
-		}
+	// fromScratch estimates every checkpoint for every seed and returns the
+	// RMS error and the CPU seconds per seed.
+	fromScratch := func(est func(s, k int, b rbm.Layer) (float64, error)) (float64, float64) {
 		c0 := cpuSeconds()
 		var sq float64
 		for s := 0; s < seeds; s++ {
@@ -316,25 +306,117 @@ func benchTracking(t *testing.T, set *data.Set, nh, epochs, seeds int) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				r, err := rbm.AIS{Runs: runs, Betas: rbm.SMSchedule(betas), Base: b, Seed: uint64(1000*s + k + 1)}.Run(ctx, mk, nil)
+				z, err := est(s, k, b)
 				if err != nil {
 					t.Fatal(err)
 				}
-				sq += (r.LogZ - exacts[k]) * (r.LogZ - exacts[k])
+				sq += (z - exacts[k]) * (z - exacts[k])
 			}
 		}
-		cpu := (cpuSeconds() - c0) / float64(seeds)
-		if i == 0 {
-			perBeta = cpu / float64(betas)
+		return math.Sqrt(sq / float64(seeds*len(models))), (cpuSeconds() - c0) / float64(seeds)
+	}
+	const runs = 100
+	aisRMS, aisCPU := make([]float64, len(aisBetas)), make([]float64, len(aisBetas))
+	for i, b := range aisBetas {
+		betas := rbm.SMSchedule(int(b))
+		aisRMS[i], aisCPU[i] = fromScratch(func(s, k int, base rbm.Layer) (float64, error) {
+			r, err := rbm.AIS{Runs: runs, Betas: betas, Base: base, Seed: uint64(1000*s + k + 1)}.Run(ctx, models[k], nil)
+			return r.LogZ, err
+		})
+	}
+	paRMS, paCPU := fromScratch(func(s, k int, base rbm.Layer) (float64, error) {
+		r, err := rbm.PopulationAnnealing{Replicas: chains, Populations: pops, ResampleESS: 0.5, Base: base, Seed: uint64(1000*s + k + 1)}.Run(ctx, models[k], nil)
+		return r.LogZ, err
+	})
+
+	fmt.Printf("\nlog Z along a %d-epoch PCD run (%d updates of 100 images per epoch), at every 5th epoch (%d checkpoints); RMS error over %d independent trackers / seeds × %d checkpoints; cpu s per tracker / seed (all checkpoints)\n",
+		epochs, perEpoch, len(models), seeds, len(models))
+	fmt.Printf("%-52s %12s %10s %10s %10s %16s\n", "method", "chain sweeps", "cpu s", "RMS err", "±3SE cover", "AIS cpu at RMS")
+	var summary []string
+	row := func(name string, sweeps int64, cpu, rms float64, cover string) {
+		need, how := aisCPUAt(aisRMS, aisCPU, rms)
+		fmt.Printf("%-52s %12d %10.2f %10.4f %10s %10.2f (%.1f×)\n", name, sweeps, cpu, rms, cover, need, need/cpu)
+		summary = append(summary, fmt.Sprintf("%s: AIS needs %.2f cpu s (%s) to reach its RMS %.3f, %.1f× its %.2f s: %s", name, need, how, rms, need/cpu, cpu,
+			map[bool]string{true: "≥ 5×, goal met", false: "< 5×, goal NOT met"}[need >= 5*cpu]))
+	}
+	for d, vr := range variants {
+		var sq float64
+		var inside, n int
+		var sweeps int64
+		for s, tk := range vr.trackers {
+			sweeps += tk.ChainSweeps()
+			for k := range models {
+				e := vr.tracked[s][k] - exacts[k]
+				sq += e * e
+				n++
+				if math.Abs(e) <= 3*vr.tse[s][k] {
+					inside++
+				}
+			}
 		}
-		aisRMS[i] = math.Sqrt(sq / float64(seeds*len(models)))
-		label := []string{"AIS from scratch, equal sweeps", "AIS from scratch, equal CPU", "AIS from scratch, 5× CPU"}[i]
-		fmt.Printf("%-44s %12d %10.2f %10.4f %10s\n", fmt.Sprintf("%s (%d betas)", label, betas), int64(runs*betas*len(models)), cpu, aisRMS[i], "")
+		row(fmt.Sprintf("tracking every %d updates, TemperDepth %g (%d×%d)", min(every, 5*perEpoch), depths[d], pops, chains),
+			sweeps/int64(seeds), vr.cpu/float64(seeds), math.Sqrt(sq/float64(n)), fmt.Sprintf("%.2f", float64(inside)/float64(n)))
 	}
-	fmt.Printf("\n%6s %12s %20s\n", "epoch", "exact", "tracked ± SE (seed 0)")
+	row(fmt.Sprintf("PA from scratch, adaptive (%d×%d)", pops, chains), 0, paCPU, paRMS, "")
+	for i, b := range aisBetas {
+		fmt.Printf("%-52s %12d %10.2f %10.4f\n", fmt.Sprintf("AIS from scratch (%d runs, %g betas)", runs, b), int64(runs)*int64(b)*int64(len(models)), aisCPU[i], aisRMS[i])
+	}
+	fmt.Printf("\n%6s %12s", "epoch", "exact")
+	for _, d := range depths {
+		fmt.Printf(" %24s", fmt.Sprintf("depth %g, seed 0 ± SE", d))
+	}
+	fmt.Println()
 	for k := range models {
-		fmt.Printf("%6d %12.4f %12.4f ± %.4f\n", 5*(k+1), exacts[k], tracked[0][k], tse[0][k])
+		fmt.Printf("%6d %12.4f", 5*(k+1), exacts[k])
+		for _, vr := range variants {
+			fmt.Printf(" %14.4f ± %7.4f", vr.tracked[0][k], vr.tse[0][k])
+		}
+		fmt.Println()
 	}
-	fmt.Printf("goal (tracking at least as accurate as AIS given 5× its CPU time): tracking RMS %.4f vs AIS %.4f: %v\n",
-		math.Sqrt(sq/float64(n)), aisRMS[2], math.Sqrt(sq/float64(n)) <= aisRMS[2])
+	fmt.Println("\ngoal: tracking ≥ 5× cheaper than AIS from scratch at the same accuracy (AIS's cpu at a given RMS from a power law fitted to its rows)")
+	for _, l := range summary {
+		fmt.Println("  " + l)
+	}
+}
+
+// benchList reads a comma-separated list of numbers from the environment.
+func benchList(t *testing.T, name, def string) []float64 {
+	v := os.Getenv(name)
+	if v == "" {
+		v = def
+	}
+	var out []float64
+	for _, f := range strings.Split(v, ",") {
+		x, err := strconv.ParseFloat(strings.TrimSpace(f), 64)
+		if err != nil {
+			t.Fatalf("%s=%q: %v", name, v, err)
+		}
+		out = append(out, x)
+	}
+	return out
+}
+
+// aisCPUAt returns the CPU time at which AIS's RMS error is rms, from the
+// power law err = a·cpu^(−b) fitted by least squares to the measured
+// budgets in log-log (interpolated inside their range of errors,
+// extrapolated outside it, as the second result says).
+func aisCPUAt(errs, cpu []float64, rms float64) (float64, string) {
+	var sx, sy, sxx, sxy float64
+	lo, hi := math.Inf(1), math.Inf(-1)
+	for i := range errs {
+		x, y := math.Log(cpu[i]), math.Log(errs[i])
+		sx, sy, sxx, sxy = sx+x, sy+y, sxx+x*x, sxy+x*y
+		lo, hi = math.Min(lo, errs[i]), math.Max(hi, errs[i])
+	}
+	n := float64(len(errs))
+	slope := (n*sxy - sx*sy) / (n*sxx - sx*sx)
+	icpt := (sy - slope*sx) / n
+	if !(slope < 0) {
+		return math.NaN(), "AIS's error does not fall with its budget here"
+	}
+	how := "interpolated"
+	if rms < lo || rms > hi {
+		how = "extrapolated"
+	}
+	return math.Exp((math.Log(rms) - icpt) / slope), how
 }
