@@ -50,8 +50,14 @@ func (l *DReLULayer) branches(u int, x float64) (pos, neg halfGaussian) {
 		halfGaussian{-(x + l.ThetaMinus[u]) / math.Sqrt(gn), gn}
 }
 
+// cgf returns Γ_u(x) = log(Z₊ + Z₋), Z± = Φ(x±)/φ(x±)/√γ± the branch
+// partition functions (no logarithm per branch); where a Z overflows
+// (x± ≳ 37.6) it adds the branches' logs instead.
 func (l *DReLULayer) cgf(u int, x float64) float64 {
 	pos, neg := l.branches(u, x)
+	if z := mathx.PhiRatio(pos.x)/math.Sqrt(pos.gamma) + mathx.PhiRatio(neg.x)/math.Sqrt(neg.gamma); z > 0 && z < math.Inf(1) {
+		return math.Log(z)
+	}
 	return mathx.LogAddExp(pos.logZ(), neg.logZ())
 }
 
@@ -75,32 +81,83 @@ type dreluMoments struct {
 	mean, variance     float64
 }
 
-// moments computes the log-weights and moments of both branches from one
-// error-function evaluation each (halfGaussian.stats).
+// moments computes the branch weights and moments of unit u at input x from
+// one mathx.TruncRatio per branch: the branch partition functions
+// Z± = Φ(x±)/φ(x±)/√γ± give P(h > 0) = Z₊/(Z₊ + Z₋) with no logarithm or
+// exponential beyond the two erfcx. Where a Z overflows (x± ≳ 37.6, a
+// branch far above its threshold) it works with the logs (momentsLog).
 func (l *DReLULayer) moments(u int, x float64) dreluMoments {
+	gp, gn := l.GammaPlus[u], l.GammaMinus[u]
+	sp, sn := math.Sqrt(gp), math.Sqrt(gn)
+	rp, mp, vp := mathx.TruncRatio((x + l.ThetaPlus[u]) / sp)
+	rn, mn, vn := mathx.TruncRatio(-(x + l.ThetaMinus[u]) / sn)
+	zp, zn := rp/sp, rn/sn
+	z := zp + zn
+	if !(z > 0 && z < math.Inf(1)) {
+		return l.momentsLog(u, x)
+	}
+	return newDReLUMoments(zp/z, zn/z, mp/sp, (vp+mp*mp)/gp, vp/gp, -mn/sn, (vn+mn*mn)/gn, vn/gn)
+}
+
+// momentsLog is moments with the branch weights from the logs of the
+// branch partition functions (halfGaussian.stats), finite for any input.
+func (l *DReLULayer) momentsLog(u int, x float64) dreluMoments {
 	pos, neg := l.branches(u, x)
 	lp, m1p, m2p, vp := pos.stats()
 	ln, m1n, m2n, vn := neg.stats()
-	m1n = -m1n
-	s := dreluMoments{pPos: sigmoid(lp - ln), pNeg: sigmoid(ln - lp), m1p: m1p, m2p: m2p, m1n: m1n, m2n: m2n}
-	s.mean = s.pPos*m1p + s.pNeg*m1n
+	return newDReLUMoments(sigmoid(lp-ln), sigmoid(ln-lp), m1p, m2p, vp, -m1n, m2n, vn)
+}
+
+// newDReLUMoments combines the branch probabilities and the branch
+// moments of h (m1n ≤ 0 on the negative branch; vp, vn the branch
+// variances) into the unit's moments.
+func newDReLUMoments(pPos, pNeg, m1p, m2p, vp, m1n, m2n, vn float64) dreluMoments {
+	s := dreluMoments{pPos: pPos, pNeg: pNeg, m1p: m1p, m2p: m2p, m1n: m1n, m2n: m2n}
+	s.mean = pPos*m1p + pNeg*m1n
 	d := m1p - m1n
-	s.variance = s.pPos*vp + s.pNeg*vn + s.pPos*s.pNeg*d*d
+	s.variance = pPos*vp + pNeg*vn + pPos*pNeg*d*d
 	return s
 }
 
-// Mean sets out = Γ'(in).
-func (l *DReLULayer) Mean(in, out []float64) {
-	scalarMap(len(l.ThetaPlus), in, out, func(u int, x float64) float64 {
-		return l.moments(u, x).mean
-	})
+// eval sets, for each value of the batch in, whichever of mean (Γ′),
+// variance (Γ″) and terms (the per-value ∂Γ/∂ξ of MeanGrad) are not nil,
+// from one evaluation of moments per value.
+func (l *DReLULayer) eval(in, mean, variance []float64, terms [][]float64) {
+	n := len(l.ThetaPlus)
+	rowsOf(len(in), n)
+	var g0, g1, g2, g3 []float64
+	if terms != nil {
+		g0, g1, g2, g3 = terms[0][:len(in)], terms[1][:len(in)], terms[2][:len(in)], terms[3][:len(in)]
+	}
+	for r0 := 0; r0 < len(in); r0 += n {
+		for u, x := range in[r0 : r0+n] {
+			s := l.moments(u, x)
+			k := r0 + u
+			if mean != nil {
+				mean[k] = s.mean
+			}
+			if variance != nil {
+				variance[k] = s.variance
+			}
+			if terms != nil {
+				g0[k], g1[k] = -0.5*s.pPos*s.m2p, -0.5*s.pNeg*s.m2n
+				g2[k], g3[k] = s.pPos*s.m1p, s.pNeg*s.m1n
+			}
+		}
+	}
 }
 
+// Mean sets out = Γ'(in).
+func (l *DReLULayer) Mean(in, out []float64) { l.eval(in, out[:len(in)], nil, nil) }
+
 // Var sets out = Γ″(in).
-func (l *DReLULayer) Var(in, out []float64) {
-	scalarMap(len(l.ThetaPlus), in, out, func(u int, x float64) float64 {
-		return l.moments(u, x).variance
-	})
+func (l *DReLULayer) Var(in, out []float64) { l.eval(in, nil, out[:len(in)], nil) }
+
+// MeanGrad sets out = Γ'(in) and terms to the per-value ∂Γ/∂ξ of GradCGF
+// (-h₊²/2, -h₋²/2, h₊, h₋ averaged over P(h | in)), from one evaluation of
+// the branch moments per value.
+func (l *DReLULayer) MeanGrad(in, out []float64, terms [][]float64) {
+	l.eval(in, out[:len(in)], nil, terms)
 }
 
 // Mode sets out to the argmax of -U(h) + I h: (I+θ₊)/γ₊ or (I+θ₋)/γ₋ or 0,
@@ -130,10 +187,15 @@ func (l *DReLULayer) Sample(rng *rand.Rand, in, out []float64, beta float64) err
 		u := k % n
 		pos, neg := l.branches(u, x)
 		gp, gn := pos.gamma, neg.gamma
-		// ℓ±(β) = LogPhiOverPhi(√β x±) - ½ log(β γ±); the β term cancels
-		// in P(h > 0) = σ(ℓ₊ - ℓ₋).
-		d := mathx.LogPhiOverPhi(sb*pos.x) - mathx.LogPhiOverPhi(sb*neg.x) + 0.5*math.Log(gn/gp)
-		if rng.Float64() < sigmoid(d) {
+		// The branch weights at β are Z±(β) = Φ(√β x±)/φ(√β x±)/√(β γ±);
+		// the factor √β cancels in P(h > 0) = Z₊/(Z₊ + Z₋). Where a Z
+		// overflows, P(h > 0) = σ(ℓ₊ - ℓ₋) from the logs ℓ± of the Z±.
+		zp, zn := mathx.PhiRatio(sb*pos.x)/math.Sqrt(gp), mathx.PhiRatio(sb*neg.x)/math.Sqrt(gn)
+		p := zp / (zp + zn)
+		if z := zp + zn; !(z > 0 && z < math.Inf(1)) {
+			p = sigmoid(mathx.LogPhiOverPhi(sb*pos.x) - mathx.LogPhiOverPhi(sb*neg.x) + 0.5*math.Log(gn/gp))
+		}
+		if rng.Float64() < p {
 			out[k] = pos.sample(rng, beta)
 		} else {
 			out[k] = -neg.sample(rng, beta)

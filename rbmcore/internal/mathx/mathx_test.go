@@ -179,6 +179,36 @@ func TestTruncStats(t *testing.T) {
 	}
 }
 
+// TestTruncRatio checks that TruncRatio gives the moments of TruncMoments
+// bit for bit and a ratio whose log is LogPhiOverPhi and which equals
+// PhiRatio (both checked against mpmath above) to a few ulp, across the continued-fraction
+// switch and up to where Φ/φ overflows; beyond, the ratio is +Inf.
+func TestTruncRatio(t *testing.T) {
+	xs := []float64{-1e300, -1e4, -200, -40, cfBelow, math.Nextafter(cfBelow, 0), math.Nextafter(cfBelow, -1), -1e-300, 0, 1e-300, 26 * sqrt2, 37}
+	for x := -60.0; x < 37.5; x += 0.0173 {
+		xs = append(xs, x)
+	}
+	for _, x := range xs {
+		r, m, v := TruncRatio(x)
+		wm, wv := TruncMoments(x)
+		if m != wm || v != wv {
+			t.Fatalf("TruncRatio(%v) moments %.17g, %.17g; TruncMoments %.17g, %.17g", x, m, v, wm, wv)
+		}
+		// In log space: e^L amplifies the rounding of a large L.
+		if want := LogPhiOverPhi(x); !near(math.Log(r), want, 1e-15, 1e-14) {
+			t.Fatalf("TruncRatio(%v) = e^%.17g, LogPhiOverPhi = %.17g", x, math.Log(r), want)
+		}
+		if p := PhiRatio(x); !near(r, p, 1e-13, 0) {
+			t.Fatalf("TruncRatio(%v) = %.17g, PhiRatio = %.17g", x, r, p)
+		}
+	}
+	for _, x := range []float64{38, 1e4, math.Inf(1)} {
+		if r, _, _ := TruncRatio(x); !math.IsInf(r, 1) {
+			t.Errorf("TruncRatio(%v) = %v, want +Inf", x, r)
+		}
+	}
+}
+
 // TestTruncMomentsDepth checks that the depth-adapted continued fraction
 // of TruncMoments gives the same bits as a 2000-level one (converged
 // everywhere in the tail) on a dense grid of x ≤ cfBelow.
