@@ -208,20 +208,22 @@ func tailFraction(a float64) (c1, c2 float64) {
 
 // PhiRatio returns Φ(x)/φ(x) = e^{LogPhiOverPhi(x)}, the partition
 // function of a unit-variance Gaussian truncated to (0, ∞), from one
-// scaled complementary error function and no logarithm. It overflows to
-// +Inf above x ≈ 37.6, where LogPhiOverPhi stays finite.
+// scaled complementary error function (the fast erfcxFast) and no
+// logarithm. It overflows to +Inf above x ≈ 37.6, where LogPhiOverPhi
+// stays finite.
 func PhiRatio(x float64) float64 {
-	return sqrtHalfPi * Erfcx(-x/sqrt2)
+	return sqrtHalfPi * erfcxFast(-x/sqrt2)
 }
 
-// TruncRatio returns PhiRatio(x) and TruncMoments(x) (the moments bit for
-// bit) from one evaluation of erfcx, or below cfBelow of the continued
-// fraction that gives the moments (there Φ(x)/φ(x) = 1/(-x + E[Y])). It is
-// the kernel of the ReLU-type units that need the branch weight and the
-// moments of the same half line (dReLU), with no logarithm.
+// TruncRatio returns PhiRatio(x) and the moments of TruncMoments(x) (to a
+// few ulp) from one evaluation of erfcx (erfcxFast), or below cfBelow of
+// the continued fraction that gives the moments (there Φ(x)/φ(x) =
+// 1/(-x + E[Y]), and the moments are those of TruncMoments bit for bit).
+// It is the kernel of the ReLU-type units that need the branch weight and
+// the moments of the same half line (dReLU), with no logarithm.
 func TruncRatio(x float64) (ratio, mean, variance float64) {
 	if x > cfBelow {
-		e := Erfcx(-x / sqrt2)
+		e := erfcxFast(-x / sqrt2)
 		mean, variance = millsMoments(x, math.Sqrt(2/math.Pi)/e)
 		return sqrtHalfPi * e, mean, variance
 	}
