@@ -114,6 +114,7 @@ type run struct {
 	// which settleWeights gives back to W before a callback sees the model
 	// and when Fit returns.
 	wOrig []float64
+	colL1 []float64 // the λ₁² penalty's per-column factors (direction)
 }
 
 // swapWeights exchanges the arrays of the weights and of the direction.
@@ -524,14 +525,25 @@ func (r *run) direction() {
 	w := r.m.W.RawMatrix().Data
 	if r.pen.l1sq > 0 {
 		// ∂R/∂w_iµ = (λ₁²/(N q)) (Σ_j |w_jµ|) sign(w_iµ), N q = rows.
-		for j := 0; j < nh; j++ {
-			s := 0.0
-			for i := 0; i < nv; i++ {
-				s += math.Abs(w[i*nh+j])
+		// Row by row (W is row-major), each column's sum still in the
+		// order of its rows.
+		if len(r.colL1) != nh {
+			r.colL1 = make([]float64, nh)
+		}
+		c := r.colL1
+		clear(c)
+		for i := 0; i < nv; i++ {
+			for j, x := range w[i*nh : (i+1)*nh] {
+				c[j] += math.Abs(x)
 			}
-			c := r.pen.l1sq * s / float64(nv)
-			for i := 0; i < nv; i++ {
-				wd[i*nh+j] -= c * sign(w[i*nh+j])
+		}
+		for j, s := range c {
+			c[j] = r.pen.l1sq * s / float64(nv)
+		}
+		for i := 0; i < nv; i++ {
+			row := wd[i*nh : (i+1)*nh]
+			for j, x := range w[i*nh : (i+1)*nh] {
+				row[j] -= c[j] * sign(x)
 			}
 		}
 	}
