@@ -13,6 +13,7 @@ import (
 // rounding.
 func TestMeanGrad(t *testing.T) {
 	rng := rand.New(rand.NewPCG(3, 4))
+	tested := 0
 	for _, kind := range LayerKinds() {
 		const units, rows = 5, 7
 		l := makeLayer(kind, units)
@@ -20,6 +21,7 @@ func TestMeanGrad(t *testing.T) {
 		if !ok {
 			continue
 		}
+		tested++
 		names := l.ParamNames()
 		for p, ps := range l.Params() {
 			for u := range ps {
@@ -61,6 +63,9 @@ func TestMeanGrad(t *testing.T) {
 				}
 			}
 		}
+	}
+	if tested < 2 {
+		t.Errorf("%d registered kinds implement MeanGrader, want at least relu and drelu", tested)
 	}
 }
 
