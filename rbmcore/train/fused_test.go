@@ -1,9 +1,11 @@
 package train
 
 import (
+	"math"
 	"math/rand/v2"
 	"testing"
 
+	"github.com/harmonium-rbm/harmonium/rbmcore/data"
 	"github.com/harmonium-rbm/harmonium/rbmcore/rbm"
 )
 
@@ -69,5 +71,49 @@ func TestFusedHiddenGradient(t *testing.T) {
 				t.Errorf("%s: zero hidden gradient", m.Hidden.Kind())
 			}
 		}
+	}
+}
+
+// TestL1SquaredDirection checks the λ₁² penalty's part of the ascent
+// direction (computed by column ranges on the cores) against the formula
+// −(λ₁²/N) (Σ_i |w_iµ|) sign(w_iµ) evaluated column by column, for a
+// layer wide enough to be split.
+func TestL1SquaredDirection(t *testing.T) {
+	const nv, nh, lambda = 30, 45, 0.025
+	c := updateBench{
+		model:  func() *rbm.RBM { return rbm.New(rbm.Binary(nv), rbm.ReLU(nh), rbm.Seed(2)) },
+		set:    func() *data.Set { return benchBinarySet(50, nv) },
+		method: PCD{Chains: 10},
+		o:      Options{Batch: 10, LR: 0.01, Seed: 1, Regularisers: []Regulariser{L1Squared{Lambda: lambda}}, Monitor: Monitor{PLEvery: -1, ReconEvery: -1}},
+	}
+	r := c.start(t)
+	w := r.m.W.RawMatrix().Data
+	w[3] = 0 // sign 0
+	r.lg.reset()
+	wd := r.dir.W.RawMatrix().Data
+	clear(wd)
+	r.direction()
+	nonzero := 0
+	for j := 0; j < nh; j++ {
+		s := 0.0
+		for i := 0; i < nv; i++ {
+			s += math.Abs(w[i*nh+j])
+		}
+		for i := 0; i < nv; i++ {
+			x := w[i*nh+j]
+			want := 0.0
+			if x != 0 {
+				want = -math.Copysign(lambda*s/nv, x)
+			}
+			if got := wd[i*nh+j]; math.Abs(got-want) > 1e-15*math.Abs(want) {
+				t.Fatalf("direction[%d][%d] = %v, want %v", i, j, got, want)
+			}
+			if want != 0 {
+				nonzero++
+			}
+		}
+	}
+	if nonzero == 0 {
+		t.Fatal("all weights zero: nothing compared")
 	}
 }

@@ -12,6 +12,7 @@ import (
 	"gonum.org/v1/gonum/mat"
 
 	"github.com/harmonium-rbm/harmonium/rbmcore/data"
+	"github.com/harmonium-rbm/harmonium/rbmcore/internal/workers"
 	"github.com/harmonium-rbm/harmonium/rbmcore/rbm"
 )
 
@@ -525,26 +526,33 @@ func (r *run) direction() {
 	w := r.m.W.RawMatrix().Data
 	if r.pen.l1sq > 0 {
 		// ∂R/∂w_iµ = (λ₁²/(N q)) (Σ_j |w_jµ|) sign(w_iµ), N q = rows.
-		// Row by row (W is row-major), each column's sum still in the
-		// order of its rows.
+		// Each core takes a range of columns and walks W row by row (it
+		// is row-major), so each column's sum keeps the order of its rows.
 		if len(r.colL1) != nh {
 			r.colL1 = make([]float64, nh)
 		}
 		c := r.colL1
-		clear(c)
-		for i := 0; i < nv; i++ {
-			for j, x := range w[i*nh : (i+1)*nh] {
-				c[j] += math.Abs(x)
+		err := workers.ForRanges(nh, inputCols, func(j0, j1 int) error {
+			cj := c[j0:j1]
+			clear(cj)
+			for i := 0; i < nv; i++ {
+				for j, x := range w[i*nh+j0 : i*nh+j1] {
+					cj[j] += math.Abs(x)
+				}
 			}
-		}
-		for j, s := range c {
-			c[j] = r.pen.l1sq * s / float64(nv)
-		}
-		for i := 0; i < nv; i++ {
-			row := wd[i*nh : (i+1)*nh]
-			for j, x := range w[i*nh : (i+1)*nh] {
-				row[j] -= c[j] * sign(x)
+			for j, s := range cj {
+				cj[j] = r.pen.l1sq * s / float64(nv)
 			}
+			for i := 0; i < nv; i++ {
+				row := wd[i*nh+j0 : i*nh+j1]
+				for j, x := range w[i*nh+j0 : i*nh+j1] {
+					row[j] -= cj[j] * sign(x)
+				}
+			}
+			return nil
+		})
+		if err != nil {
+			panic(err) // an indexing bug above, recovered by ForRanges: re-raise it
 		}
 	}
 	if r.pen.fields > 0 {

@@ -97,8 +97,10 @@ func (c updateBench) start(tb testing.TB) *run {
 		tb.Fatal(err)
 	}
 	r.snapshot()
-	if err := r.o.Init.initialise(m, set, r.o.Seed, r.isFrozen); err != nil {
-		tb.Fatal(err)
+	if r.o.Init != nil {
+		if err := r.o.Init.initialise(m, set, r.o.Seed, r.isFrozen); err != nil {
+			tb.Fatal(err)
+		}
 	}
 	r.constrain()
 	if err := r.prepare(); err != nil {
