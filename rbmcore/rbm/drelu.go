@@ -81,22 +81,50 @@ type dreluMoments struct {
 	mean, variance     float64
 }
 
-// moments computes the branch weights and moments of unit u at input x from
-// one mathx.TruncRatio per branch: the branch partition functions
-// Z± = Φ(x±)/φ(x±)/√γ± give P(h > 0) = Z₊/(Z₊ + Z₋) with no logarithm or
-// exponential beyond the two erfcx. Where a Z overflows (x± ≳ 37.6, a
-// branch far above its threshold) it works with the logs (momentsLog).
-func (l *DReLULayer) moments(u int, x float64) dreluMoments {
+// dreluUnit holds one unit's parameters in the form of the per-value
+// kernels: the fields and the reciprocals 1/√γ± and 1/γ±, so that the
+// loops over a batch multiply where they would divide.
+type dreluUnit struct {
+	thetaP, thetaN, rsP, rsN, rgP, rgN float64
+}
+
+// unit returns the kernel form of unit u's parameters.
+func (l *DReLULayer) unit(u int) dreluUnit {
 	gp, gn := l.GammaPlus[u], l.GammaMinus[u]
-	sp, sn := math.Sqrt(gp), math.Sqrt(gn)
-	rp, mp, vp := mathx.TruncRatio((x + l.ThetaPlus[u]) / sp)
-	rn, mn, vn := mathx.TruncRatio(-(x + l.ThetaMinus[u]) / sn)
-	zp, zn := rp/sp, rn/sn
+	return dreluUnit{thetaP: l.ThetaPlus[u], thetaN: l.ThetaMinus[u],
+		rsP: 1 / math.Sqrt(gp), rsN: 1 / math.Sqrt(gn), rgP: 1 / gp, rgN: 1 / gn}
+}
+
+// units returns the kernel form of every unit's parameters.
+func (l *DReLULayer) units() []dreluUnit {
+	us := make([]dreluUnit, len(l.ThetaPlus))
+	for u := range us {
+		us[u] = l.unit(u)
+	}
+	return us
+}
+
+// moments returns the branch weights and moments of unit u at input x.
+func (l *DReLULayer) moments(u int, x float64) dreluMoments {
+	return l.momentsOf(l.unit(u), u, x)
+}
+
+// momentsOf computes the branch weights and moments of unit u (c its
+// kernel form) at input x from one mathx.TruncRatio per branch: the branch
+// partition functions Z± = Φ(x±)/φ(x±)/√γ± give P(h > 0) = Z₊/(Z₊ + Z₋)
+// with no logarithm or exponential beyond the two erfcx. Where a Z
+// overflows (x± ≳ 37.6, a branch far above its threshold) it works with
+// the logs (momentsLog).
+func (l *DReLULayer) momentsOf(c dreluUnit, u int, x float64) dreluMoments {
+	rp, mp, vp := mathx.TruncRatio((x + c.thetaP) * c.rsP)
+	rn, mn, vn := mathx.TruncRatio(-(x + c.thetaN) * c.rsN)
+	zp, zn := rp*c.rsP, rn*c.rsN
 	z := zp + zn
 	if !(z > 0 && z < math.Inf(1)) {
 		return l.momentsLog(u, x)
 	}
-	return newDReLUMoments(zp/z, zn/z, mp/sp, (vp+mp*mp)/gp, vp/gp, -mn/sn, (vn+mn*mn)/gn, vn/gn)
+	iz := 1 / z
+	return newDReLUMoments(zp*iz, zn*iz, mp*c.rsP, (vp+mp*mp)*c.rgP, vp*c.rgP, -mn*c.rsN, (vn+mn*mn)*c.rgN, vn*c.rgN)
 }
 
 // momentsLog is moments with the branch weights from the logs of the
@@ -129,9 +157,10 @@ func (l *DReLULayer) eval(in, mean, variance []float64, terms [][]float64) {
 	if terms != nil {
 		g0, g1, g2, g3 = terms[0][:len(in)], terms[1][:len(in)], terms[2][:len(in)], terms[3][:len(in)]
 	}
+	us := l.units()
 	for r0 := 0; r0 < len(in); r0 += n {
 		for u, x := range in[r0 : r0+n] {
-			s := l.moments(u, x)
+			s := l.momentsOf(us[u], u, x)
 			k := r0 + u
 			if mean != nil {
 				mean[k] = s.mean
@@ -183,22 +212,26 @@ func (l *DReLULayer) Sample(rng *rand.Rand, in, out []float64, beta float64) err
 	n := len(l.ThetaPlus)
 	out = out[:len(in)]
 	sb := math.Sqrt(beta)
+	us := l.units()
 	for k, x := range in {
 		u := k % n
-		pos, neg := l.branches(u, x)
-		gp, gn := pos.gamma, neg.gamma
-		// The branch weights at β are Z±(β) = Φ(√β x±)/φ(√β x±)/√(β γ±);
-		// the factor √β cancels in P(h > 0) = Z₊/(Z₊ + Z₋). Where a Z
-		// overflows, P(h > 0) = σ(ℓ₊ - ℓ₋) from the logs ℓ± of the Z±.
-		zp, zn := mathx.PhiRatio(sb*pos.x)/math.Sqrt(gp), mathx.PhiRatio(sb*neg.x)/math.Sqrt(gn)
+		c := &us[u]
+		// With y± = √β x± (x₊ = (I+θ₊)/√γ₊, x₋ = -(I+θ₋)/√γ₋), the
+		// branch weights at β are Z±(β) = Φ(y±)/φ(y±)/√(β γ±); the factor
+		// √β cancels in P(h > 0) = Z₊/(Z₊ + Z₋). Where a Z overflows,
+		// P(h > 0) = σ(ℓ₊ - ℓ₋) from the logs ℓ± of the Z±. A branch's
+		// |h| is Y/√(β γ±), Y ~ N(y±, 1) truncated to Y > 0, which is
+		// the excess over -y± of a standard normal drawn above -y±.
+		yp, yn := sb*(x+c.thetaP)*c.rsP, -sb*(x+c.thetaN)*c.rsN
+		zp, zn := mathx.PhiRatio(yp)*c.rsP, mathx.PhiRatio(yn)*c.rsN
 		p := zp / (zp + zn)
 		if z := zp + zn; !(z > 0 && z < math.Inf(1)) {
-			p = sigmoid(mathx.LogPhiOverPhi(sb*pos.x) - mathx.LogPhiOverPhi(sb*neg.x) + 0.5*math.Log(gn/gp))
+			p = sigmoid(mathx.LogPhiOverPhi(yp) - mathx.LogPhiOverPhi(yn) + 0.5*math.Log(c.rgP/c.rgN))
 		}
 		if rng.Float64() < p {
-			out[k] = pos.sample(rng, beta)
+			out[k] = mathx.TruncNormalExcess(rng, -yp) * c.rsP / sb
 		} else {
-			out[k] = -neg.sample(rng, beta)
+			out[k] = -mathx.TruncNormalExcess(rng, -yn) * c.rsN / sb
 		}
 	}
 	return nil
