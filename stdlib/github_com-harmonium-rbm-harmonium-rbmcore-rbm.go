@@ -73,6 +73,7 @@ func init() {
 		"Layer":               reflect.ValueOf((*rbm.Layer)(nil)),
 		"LayerKind":           reflect.ValueOf((*rbm.LayerKind)(nil)),
 		"LogZTracker":         reflect.ValueOf((*rbm.LogZTracker)(nil)),
+		"MeanGrader":          reflect.ValueOf((*rbm.MeanGrader)(nil)),
 		"Mixing":              reflect.ValueOf((*rbm.Mixing)(nil)),
 		"MixingReport":        reflect.ValueOf((*rbm.MixingReport)(nil)),
 		"Option":              reflect.ValueOf((*rbm.Option)(nil)),
@@ -93,6 +94,7 @@ func init() {
 		"_Discrete":           reflect.ValueOf((*_github_com_harmonium_rbm_harmonium_rbmcore_rbm_Discrete)(nil)),
 		"_InputBound":         reflect.ValueOf((*_github_com_harmonium_rbm_harmonium_rbmcore_rbm_InputBound)(nil)),
 		"_Layer":              reflect.ValueOf((*_github_com_harmonium_rbm_harmonium_rbmcore_rbm_Layer)(nil)),
+		"_MeanGrader":         reflect.ValueOf((*_github_com_harmonium_rbm_harmonium_rbmcore_rbm_MeanGrader)(nil)),
 		"_QuadraticPotential": reflect.ValueOf((*_github_com_harmonium_rbm_harmonium_rbmcore_rbm_QuadraticPotential)(nil)),
 	}
 }
@@ -205,6 +207,16 @@ func (W _github_com_harmonium_rbm_harmonium_rbmcore_rbm_Layer) Validate() error 
 }
 func (W _github_com_harmonium_rbm_harmonium_rbmcore_rbm_Layer) Var(in []float64, out []float64) {
 	W.WVar(in, out)
+}
+
+// _github_com_harmonium_rbm_harmonium_rbmcore_rbm_MeanGrader is an interface wrapper for MeanGrader type
+type _github_com_harmonium_rbm_harmonium_rbmcore_rbm_MeanGrader struct {
+	IValue    interface{}
+	WMeanGrad func(in []float64, out []float64, terms [][]float64)
+}
+
+func (W _github_com_harmonium_rbm_harmonium_rbmcore_rbm_MeanGrader) MeanGrad(in []float64, out []float64, terms [][]float64) {
+	W.WMeanGrad(in, out, terms)
 }
 
 // _github_com_harmonium_rbm_harmonium_rbmcore_rbm_QuadraticPotential is an interface wrapper for QuadraticPotential type

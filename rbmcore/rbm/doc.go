@@ -33,8 +33,9 @@
 // exact enumeration, pseudo-likelihood), DataFitter (fitting to data
 // moments: AIS base models, initialisation), QuadraticPotential
 // (pseudo-likelihood of real units by quadrature), ClosedForm (the
-// interaction mapping's specialised numerics) and InputBound (weight limits
-// in training). Model files name a layer by its registered kind, and the
+// interaction mapping's specialised numerics), InputBound (weight limits
+// in training) and MeanGrader (means and CGF gradient from one pass, for
+// the trainers). Model files name a layer by its registered kind, and the
 // package's tests (Γ against quadrature, Gibbs sampling against exact
 // enumeration, AIS against exact log Z, model-file round trips) run over
 // every registered kind.

@@ -50,8 +50,14 @@ func (l *DReLULayer) branches(u int, x float64) (pos, neg halfGaussian) {
 		halfGaussian{-(x + l.ThetaMinus[u]) / math.Sqrt(gn), gn}
 }
 
+// cgf returns Γ_u(x) = log(Z₊ + Z₋), Z± = Φ(x±)/φ(x±)/√γ± the branch
+// partition functions (no logarithm per branch); where a Z overflows
+// (x± ≳ 37.6) it adds the branches' logs instead.
 func (l *DReLULayer) cgf(u int, x float64) float64 {
 	pos, neg := l.branches(u, x)
+	if z := mathx.PhiRatio(pos.x)/math.Sqrt(pos.gamma) + mathx.PhiRatio(neg.x)/math.Sqrt(neg.gamma); z > 0 && z < math.Inf(1) {
+		return math.Log(z)
+	}
 	return mathx.LogAddExp(pos.logZ(), neg.logZ())
 }
 
@@ -75,32 +81,112 @@ type dreluMoments struct {
 	mean, variance     float64
 }
 
-// moments computes the log-weights and moments of both branches from one
-// error-function evaluation each (halfGaussian.stats).
+// dreluUnit holds one unit's parameters in the form of the per-value
+// kernels: the fields and the reciprocals 1/√γ± and 1/γ±, so that the
+// loops over a batch multiply where they would divide.
+type dreluUnit struct {
+	thetaP, thetaN, rsP, rsN, rgP, rgN float64
+}
+
+// unit returns the kernel form of unit u's parameters.
+func (l *DReLULayer) unit(u int) dreluUnit {
+	gp, gn := l.GammaPlus[u], l.GammaMinus[u]
+	return dreluUnit{thetaP: l.ThetaPlus[u], thetaN: l.ThetaMinus[u],
+		rsP: 1 / math.Sqrt(gp), rsN: 1 / math.Sqrt(gn), rgP: 1 / gp, rgN: 1 / gn}
+}
+
+// units returns the kernel form of every unit's parameters.
+func (l *DReLULayer) units() []dreluUnit {
+	us := make([]dreluUnit, len(l.ThetaPlus))
+	for u := range us {
+		us[u] = l.unit(u)
+	}
+	return us
+}
+
+// moments returns the branch weights and moments of unit u at input x.
 func (l *DReLULayer) moments(u int, x float64) dreluMoments {
+	return l.momentsOf(l.unit(u), u, x)
+}
+
+// momentsOf computes the branch weights and moments of unit u (c its
+// kernel form) at input x from one mathx.TruncRatio per branch: the branch
+// partition functions Z± = Φ(x±)/φ(x±)/√γ± give P(h > 0) = Z₊/(Z₊ + Z₋)
+// with no logarithm or exponential beyond the two erfcx. Where a Z
+// overflows (x± ≳ 37.6, a branch far above its threshold) it works with
+// the logs (momentsLog).
+func (l *DReLULayer) momentsOf(c dreluUnit, u int, x float64) dreluMoments {
+	rp, mp, vp := mathx.TruncRatio((x + c.thetaP) * c.rsP)
+	rn, mn, vn := mathx.TruncRatio(-(x + c.thetaN) * c.rsN)
+	zp, zn := rp*c.rsP, rn*c.rsN
+	z := zp + zn
+	if !(z > 0 && z < math.Inf(1)) {
+		return l.momentsLog(u, x)
+	}
+	iz := 1 / z
+	return newDReLUMoments(zp*iz, zn*iz, mp*c.rsP, (vp+mp*mp)*c.rgP, vp*c.rgP, -mn*c.rsN, (vn+mn*mn)*c.rgN, vn*c.rgN)
+}
+
+// momentsLog is moments with the branch weights from the logs of the
+// branch partition functions (halfGaussian.stats), finite for any input.
+func (l *DReLULayer) momentsLog(u int, x float64) dreluMoments {
 	pos, neg := l.branches(u, x)
 	lp, m1p, m2p, vp := pos.stats()
 	ln, m1n, m2n, vn := neg.stats()
-	m1n = -m1n
-	s := dreluMoments{pPos: sigmoid(lp - ln), pNeg: sigmoid(ln - lp), m1p: m1p, m2p: m2p, m1n: m1n, m2n: m2n}
-	s.mean = s.pPos*m1p + s.pNeg*m1n
+	return newDReLUMoments(sigmoid(lp-ln), sigmoid(ln-lp), m1p, m2p, vp, -m1n, m2n, vn)
+}
+
+// newDReLUMoments combines the branch probabilities and the branch
+// moments of h (m1n ≤ 0 on the negative branch; vp, vn the branch
+// variances) into the unit's moments.
+func newDReLUMoments(pPos, pNeg, m1p, m2p, vp, m1n, m2n, vn float64) dreluMoments {
+	s := dreluMoments{pPos: pPos, pNeg: pNeg, m1p: m1p, m2p: m2p, m1n: m1n, m2n: m2n}
+	s.mean = pPos*m1p + pNeg*m1n
 	d := m1p - m1n
-	s.variance = s.pPos*vp + s.pNeg*vn + s.pPos*s.pNeg*d*d
+	s.variance = pPos*vp + pNeg*vn + pPos*pNeg*d*d
 	return s
 }
 
-// Mean sets out = Γ'(in).
-func (l *DReLULayer) Mean(in, out []float64) {
-	scalarMap(len(l.ThetaPlus), in, out, func(u int, x float64) float64 {
-		return l.moments(u, x).mean
-	})
+// eval sets, for each value of the batch in, whichever of mean (Γ′),
+// variance (Γ″) and terms (the per-value ∂Γ/∂ξ of MeanGrad) are not nil,
+// from one evaluation of moments per value.
+func (l *DReLULayer) eval(in, mean, variance []float64, terms [][]float64) {
+	n := len(l.ThetaPlus)
+	rowsOf(len(in), n)
+	var g0, g1, g2, g3 []float64
+	if terms != nil {
+		g0, g1, g2, g3 = terms[0][:len(in)], terms[1][:len(in)], terms[2][:len(in)], terms[3][:len(in)]
+	}
+	us := l.units()
+	for r0 := 0; r0 < len(in); r0 += n {
+		for u, x := range in[r0 : r0+n] {
+			s := l.momentsOf(us[u], u, x)
+			k := r0 + u
+			if mean != nil {
+				mean[k] = s.mean
+			}
+			if variance != nil {
+				variance[k] = s.variance
+			}
+			if terms != nil {
+				g0[k], g1[k] = -0.5*s.pPos*s.m2p, -0.5*s.pNeg*s.m2n
+				g2[k], g3[k] = s.pPos*s.m1p, s.pNeg*s.m1n
+			}
+		}
+	}
 }
 
+// Mean sets out = Γ'(in).
+func (l *DReLULayer) Mean(in, out []float64) { l.eval(in, out[:len(in)], nil, nil) }
+
 // Var sets out = Γ″(in).
-func (l *DReLULayer) Var(in, out []float64) {
-	scalarMap(len(l.ThetaPlus), in, out, func(u int, x float64) float64 {
-		return l.moments(u, x).variance
-	})
+func (l *DReLULayer) Var(in, out []float64) { l.eval(in, nil, out[:len(in)], nil) }
+
+// MeanGrad sets out = Γ'(in) and terms to the per-value ∂Γ/∂ξ of GradCGF
+// (-h₊²/2, -h₋²/2, h₊, h₋ averaged over P(h | in)), from one evaluation of
+// the branch moments per value.
+func (l *DReLULayer) MeanGrad(in, out []float64, terms [][]float64) {
+	l.eval(in, out[:len(in)], nil, terms)
 }
 
 // Mode sets out to the argmax of -U(h) + I h: (I+θ₊)/γ₊ or (I+θ₋)/γ₋ or 0,
@@ -126,17 +212,26 @@ func (l *DReLULayer) Sample(rng *rand.Rand, in, out []float64, beta float64) err
 	n := len(l.ThetaPlus)
 	out = out[:len(in)]
 	sb := math.Sqrt(beta)
+	us := l.units()
 	for k, x := range in {
 		u := k % n
-		pos, neg := l.branches(u, x)
-		gp, gn := pos.gamma, neg.gamma
-		// ℓ±(β) = LogPhiOverPhi(√β x±) - ½ log(β γ±); the β term cancels
-		// in P(h > 0) = σ(ℓ₊ - ℓ₋).
-		d := mathx.LogPhiOverPhi(sb*pos.x) - mathx.LogPhiOverPhi(sb*neg.x) + 0.5*math.Log(gn/gp)
-		if rng.Float64() < sigmoid(d) {
-			out[k] = pos.sample(rng, beta)
+		c := &us[u]
+		// With y± = √β x± (x₊ = (I+θ₊)/√γ₊, x₋ = -(I+θ₋)/√γ₋), the
+		// branch weights at β are Z±(β) = Φ(y±)/φ(y±)/√(β γ±); the factor
+		// √β cancels in P(h > 0) = Z₊/(Z₊ + Z₋). Where a Z overflows,
+		// P(h > 0) = σ(ℓ₊ - ℓ₋) from the logs ℓ± of the Z±. A branch's
+		// |h| is Y/√(β γ±), Y ~ N(y±, 1) truncated to Y > 0, which is
+		// the excess over -y± of a standard normal drawn above -y±.
+		yp, yn := sb*(x+c.thetaP)*c.rsP, -sb*(x+c.thetaN)*c.rsN
+		zp, zn := mathx.PhiRatio(yp)*c.rsP, mathx.PhiRatio(yn)*c.rsN
+		p := zp / (zp + zn)
+		if z := zp + zn; !(z > 0 && z < math.Inf(1)) {
+			p = sigmoid(mathx.LogPhiOverPhi(yp) - mathx.LogPhiOverPhi(yn) + 0.5*math.Log(c.rgP/c.rgN))
+		}
+		if rng.Float64() < p {
+			out[k] = mathx.TruncNormalExcess(rng, -yp) * c.rsP / sb
 		} else {
-			out[k] = -neg.sample(rng, beta)
+			out[k] = -mathx.TruncNormalExcess(rng, -yn) * c.rsN / sb
 		}
 	}
 	return nil

@@ -183,3 +183,16 @@ type InputBound interface {
 	// MaxInput returns the largest I + θ at which Sample works.
 	MaxInput() float64
 }
+
+// MeanGrader is implemented by layers whose conditional means and CGF
+// gradients come from the same special functions (ReLU and dReLU units:
+// the truncated Gaussians' normalisers and moments), so that a trainer
+// needing both at the same inputs (the positive and negative phases)
+// evaluates them once.
+type MeanGrader interface {
+	// MeanGrad sets out = Γ'(in) as Mean does, and for every parameter p
+	// (in the order of Params) terms[p][k] = ∂Γ_u/∂ξ_p at in[k], u the
+	// unit of column k (len(terms[p]) = len(in)): the per-row values whose
+	// batch mean GradCGF returns.
+	MeanGrad(in, out []float64, terms [][]float64)
+}

@@ -46,20 +46,40 @@ func (l *ReLULayer) UnitCGF(u int, in, out []float64) {
 // CGF sets out[b] = Σ_u Γ_u(I_bu).
 func (l *ReLULayer) CGF(in, out []float64) { scalarCGF(len(l.Theta), in, out, l.cgf) }
 
-// Mean sets out = Γ'(in), the mean of the truncated Gaussian.
-func (l *ReLULayer) Mean(in, out []float64) {
-	scalarMap(len(l.Theta), in, out, func(u int, x float64) float64 {
-		m, _, _ := l.branch(u, x).moments()
-		return m
-	})
+// eval sets, for each value of the batch in, whichever of mean (Γ′),
+// variance (Γ″) and the per-value gradient terms dGamma = -⟨h²⟩/2,
+// dTheta = ⟨h⟩ are not nil, from one mathx.TruncMoments per value.
+func (l *ReLULayer) eval(in, mean, variance, dGamma, dTheta []float64) {
+	n := len(l.Theta)
+	rowsOf(len(in), n)
+	for r0 := 0; r0 < len(in); r0 += n {
+		for u, x := range in[r0 : r0+n] {
+			m1, m2, v := l.branch(u, x).moments()
+			k := r0 + u
+			if mean != nil {
+				mean[k] = m1
+			}
+			if variance != nil {
+				variance[k] = v
+			}
+			if dGamma != nil {
+				dGamma[k], dTheta[k] = -0.5*m2, m1
+			}
+		}
+	}
 }
 
+// Mean sets out = Γ'(in), the mean of the truncated Gaussian.
+func (l *ReLULayer) Mean(in, out []float64) { l.eval(in, out[:len(in)], nil, nil, nil) }
+
 // Var sets out = Γ″(in), the variance of the truncated Gaussian.
-func (l *ReLULayer) Var(in, out []float64) {
-	scalarMap(len(l.Theta), in, out, func(u int, x float64) float64 {
-		_, _, v := l.branch(u, x).moments()
-		return v
-	})
+func (l *ReLULayer) Var(in, out []float64) { l.eval(in, nil, out[:len(in)], nil, nil) }
+
+// MeanGrad sets out = Γ'(in) and terms to the per-value ∂Γ/∂γ = -⟨h²⟩/2
+// and ∂Γ/∂θ = ⟨h⟩ of GradCGF, from one evaluation of the moments per
+// value.
+func (l *ReLULayer) MeanGrad(in, out []float64, terms [][]float64) {
+	l.eval(in, out[:len(in)], nil, terms[0][:len(in)], terms[1][:len(in)])
 }
 
 // Mode sets out = max(0, (in + θ)/γ).

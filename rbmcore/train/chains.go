@@ -61,6 +61,7 @@ func startGibbs(r *run, n int, persistent bool) (*sampler, error) {
 	m, p, batch := r.m, r.prod, r.o.Batch
 	nv, nh := p.nv, p.nh
 	all := newPhase(nil, batch+n, nv, nh, r.o.Float32, 0)
+	all.fuseGradTerms(m.Hidden)
 	pos, neg := all.slice(0, batch, 1), all.slice(batch, batch+n, -1)
 	r.pos, r.terms = pos, []term{all.term()}
 	s := &sampler{persistent: persistent, m: m, p: p, all: all, neg: neg}

@@ -70,6 +70,12 @@ type phase struct {
 	coef      []float64
 	rows      int
 	sign      float64
+	// With a hidden layer that computes its means and the terms of its
+	// CGF gradient together (rbm.MeanGrader), gt holds those terms, one
+	// slice of capacity()×nh values per hidden parameter, set by means
+	// with the means (nil: the gradient comes from GradCGF).
+	gt     [][]float64
+	grader rbm.MeanGrader
 }
 
 // newPhase returns a phase of rows rows with new buffers, except for the
@@ -88,8 +94,33 @@ func newPhase(v []float64, rows, nv, nh int, f32 bool, sign float64) *phase {
 
 // slice returns the phase made of rows [r0, r1) of ph's buffers (views).
 func (ph *phase) slice(r0, r1 int, sign float64) *phase {
-	return &phase{v: ph.v.view(r0, r1), in: ph.in.view(r0, r1), hm: ph.hm.view(r0, r1), hw: ph.hw.view(r0, r1),
-		vs: make([]float64, len(ph.vs)), hs: make([]float64, len(ph.hs)), rows: r1 - r0, sign: sign}
+	s := &phase{v: ph.v.view(r0, r1), in: ph.in.view(r0, r1), hm: ph.hm.view(r0, r1), hw: ph.hw.view(r0, r1),
+		vs: make([]float64, len(ph.vs)), hs: make([]float64, len(ph.hs)), rows: r1 - r0, sign: sign, grader: ph.grader}
+	if ph.gt != nil {
+		nh := ph.hm.cols
+		s.gt = make([][]float64, len(ph.gt))
+		for p, g := range ph.gt {
+			s.gt[p] = g[r0*nh : r1*nh]
+		}
+	}
+	return s
+}
+
+// fuseGradTerms makes means compute the terms of the hidden layer's CGF
+// gradient with the means when the layer can (rbm.MeanGrader) and its
+// gradient is not simply the means (a field-only layer), so that add
+// needs no second pass over the inputs. The Gibbs methods use it: their
+// phases are as large as a minibatch and a set of chains.
+func (ph *phase) fuseGradTerms(hidden rbm.Layer) {
+	mg, ok := hidden.(rbm.MeanGrader)
+	if !ok || fieldOnly(hidden) {
+		return
+	}
+	ph.grader = mg
+	ph.gt = make([][]float64, len(hidden.Params()))
+	for p := range ph.gt {
+		ph.gt[p] = make([]float64, ph.capacity()*ph.hm.cols)
+	}
 }
 
 // sumColumns sets the phase means of the visible columns [i0, i1) and the
@@ -109,8 +140,16 @@ func (ph *phase) means(hidden rbm.Layer, r0, r1 int) {
 	if r1 <= r0 {
 		return
 	}
-	hidden.Mean(ph.in.rows(r0, r1), ph.hm.rows(r0, r1))
 	nh := ph.hm.cols
+	if ph.gt != nil {
+		terms := make([][]float64, len(ph.gt))
+		for p, g := range ph.gt {
+			terms[p] = g[r0*nh : r1*nh]
+		}
+		ph.grader.MeanGrad(ph.in.rows(r0, r1), ph.hm.rows(r0, r1), terms)
+	} else {
+		hidden.Mean(ph.in.rows(r0, r1), ph.hm.rows(r0, r1))
+	}
 	c := ph.sign / float64(ph.rows)
 	for r := r0; r < r1; r++ {
 		if ph.coef != nil {
@@ -210,6 +249,8 @@ func (a *layerGrads) add(ph *phase) {
 	switch {
 	case a.hidFieldOnly:
 		addScaled(a.hid, [][]float64{ph.hs}, sign)
+	case ph.gt != nil:
+		a.addTerms(ph)
 	case coef == nil:
 		m.Hidden.GradCGF(in, a.tmpH)
 		addScaled(a.hid, a.tmpH, sign)
@@ -217,6 +258,42 @@ func (a *layerGrads) add(ph *phase) {
 		for r := 0; r < b; r++ {
 			m.Hidden.GradCGF(in[r*nh:(r+1)*nh], a.tmpH)
 			addScaled(a.hid, a.tmpH, sign*coef[r])
+		}
+	}
+}
+
+// addTerms adds sign × Σ_b c_b t_b for the gradient terms t of the hidden
+// layer that means stored (phase.gt), in the order and with the roundings
+// of GradCGF followed by addScaled: each unit's sum over the rows in order,
+// times 1/rows, for uniform rows; one row at a time for weighted ones.
+func (a *layerGrads) addTerms(ph *phase) {
+	b, nh := ph.rows, len(ph.hs)
+	for p, g := range ph.gt {
+		if ph.coef != nil {
+			dst := a.hid[p]
+			for r := 0; r < b; r++ {
+				c := ph.sign * ph.coef[r]
+				for u, x := range g[r*nh : (r+1)*nh] {
+					dst[u] += c * x
+				}
+			}
+			continue
+		}
+		sum := a.tmpH[p]
+		clear(sum)
+		for r := 0; r < b; r++ {
+			for u, x := range g[r*nh : (r+1)*nh] {
+				sum[u] += x
+			}
+		}
+		if b > 0 {
+			inv := 1 / float64(b)
+			for u := range sum {
+				sum[u] *= inv
+			}
+		}
+		for u, x := range sum {
+			a.hid[p][u] += ph.sign * x
 		}
 	}
 }

@@ -12,6 +12,7 @@ import (
 	"gonum.org/v1/gonum/mat"
 
 	"github.com/harmonium-rbm/harmonium/rbmcore/data"
+	"github.com/harmonium-rbm/harmonium/rbmcore/internal/workers"
 	"github.com/harmonium-rbm/harmonium/rbmcore/rbm"
 )
 
@@ -114,6 +115,7 @@ type run struct {
 	// which settleWeights gives back to W before a callback sees the model
 	// and when Fit returns.
 	wOrig []float64
+	colL1 []float64 // the λ₁² penalty's per-column factors (direction)
 }
 
 // swapWeights exchanges the arrays of the weights and of the direction.
@@ -524,15 +526,33 @@ func (r *run) direction() {
 	w := r.m.W.RawMatrix().Data
 	if r.pen.l1sq > 0 {
 		// ∂R/∂w_iµ = (λ₁²/(N q)) (Σ_j |w_jµ|) sign(w_iµ), N q = rows.
-		for j := 0; j < nh; j++ {
-			s := 0.0
+		// Each core takes a range of columns and walks W row by row (it
+		// is row-major), so each column's sum keeps the order of its rows.
+		if len(r.colL1) != nh {
+			r.colL1 = make([]float64, nh)
+		}
+		c := r.colL1
+		err := workers.ForRanges(nh, inputCols, func(j0, j1 int) error {
+			cj := c[j0:j1]
+			clear(cj)
 			for i := 0; i < nv; i++ {
-				s += math.Abs(w[i*nh+j])
+				for j, x := range w[i*nh+j0 : i*nh+j1] {
+					cj[j] += math.Abs(x)
+				}
 			}
-			c := r.pen.l1sq * s / float64(nv)
+			for j, s := range cj {
+				cj[j] = r.pen.l1sq * s / float64(nv)
+			}
 			for i := 0; i < nv; i++ {
-				wd[i*nh+j] -= c * sign(w[i*nh+j])
+				row := wd[i*nh+j0 : i*nh+j1]
+				for j, x := range w[i*nh+j0 : i*nh+j1] {
+					row[j] -= cj[j] * sign(x)
+				}
 			}
+			return nil
+		})
+		if err != nil {
+			panic(err) // an indexing bug above, recovered by ForRanges: re-raise it
 		}
 	}
 	if r.pen.fields > 0 {

@@ -186,19 +186,50 @@ func TruncMoments(x float64) (mean, variance float64) {
 	if x > cfBelow {
 		return millsMoments(x, MillsInv(x))
 	}
-	// a = -x ≥ 5. With R(a) = Φ(-a)/φ(a) = 1/(a + c1), c_k = k/(a + c_{k+1}),
-	// E[Y] = c1 and Var[Y] = 1 - (a + c1) c1 = (c2 - c1)/(a + c2).
 	a := -x
+	c1, c2 := tailFraction(a)
+	return c1, (c2 - c1) / (a + c2)
+}
+
+// tailFraction returns the first two levels c1, c2 of the Laplace continued
+// fraction at a = -x ≥ 5: with R(a) = Φ(-a)/φ(a) = 1/(a + c1) and
+// c_k = k/(a + c_{k+1}), E[Y] = c1 and Var[Y] = 1 - (a + c1) c1 =
+// (c2 - c1)/(a + c2).
+func tailFraction(a float64) (c1, c2 float64) {
 	c := 0.0
-	var c1, c2 float64
 	for k := cfDepth(a); k >= 1; k-- {
 		c = float64(k) / (a + c)
 		if k == 2 {
 			c2 = c
 		}
 	}
-	c1 = c
-	return c1, (c2 - c1) / (a + c2)
+	return c, c2
+}
+
+// PhiRatio returns Φ(x)/φ(x) = e^{LogPhiOverPhi(x)}, the partition
+// function of a unit-variance Gaussian truncated to (0, ∞), from one
+// scaled complementary error function (the fast erfcxFast) and no
+// logarithm. It overflows to +Inf above x ≈ 37.6, where LogPhiOverPhi
+// stays finite.
+func PhiRatio(x float64) float64 {
+	return sqrtHalfPi * erfcxFast(-x/sqrt2)
+}
+
+// TruncRatio returns PhiRatio(x) and the moments of TruncMoments(x) (to a
+// few ulp) from one evaluation of erfcx (erfcxFast), or below cfBelow of
+// the continued fraction that gives the moments (there Φ(x)/φ(x) =
+// 1/(-x + E[Y]), and the moments are those of TruncMoments bit for bit).
+// It is the kernel of the ReLU-type units that need the branch weight and
+// the moments of the same half line (dReLU), with no logarithm.
+func TruncRatio(x float64) (ratio, mean, variance float64) {
+	if x > cfBelow {
+		e := erfcxFast(-x / sqrt2)
+		mean, variance = millsMoments(x, math.Sqrt(2/math.Pi)/e)
+		return sqrtHalfPi * e, mean, variance
+	}
+	a := -x
+	c1, c2 := tailFraction(a)
+	return 1 / (a + c1), c1, (c2 - c1) / (a + c2)
 }
 
 // millsMoments returns the mean x + r and variance 1 - r(x + r) of

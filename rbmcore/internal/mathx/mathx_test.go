@@ -179,6 +179,41 @@ func TestTruncStats(t *testing.T) {
 	}
 }
 
+// TestTruncRatio checks that TruncRatio gives the moments of TruncMoments
+// (checked against mpmath and quadrature) to a few ulp (bit for bit in the
+// continued-fraction tail) and a ratio whose log is LogPhiOverPhi (checked
+// against mpmath) and which equals PhiRatio, across the continued-fraction
+// switch and up to where Φ/φ overflows; beyond, the ratio is +Inf.
+func TestTruncRatio(t *testing.T) {
+	xs := []float64{-1e300, -1e4, -200, -40, cfBelow, math.Nextafter(cfBelow, 0), math.Nextafter(cfBelow, -1), -1e-300, 0, 1e-300, 26 * sqrt2, 37}
+	for x := -60.0; x < 37.5; x += 0.0173 {
+		xs = append(xs, x)
+	}
+	for _, x := range xs {
+		r, m, v := TruncRatio(x)
+		wm, wv := TruncMoments(x)
+		// Above cfBelow both compute the moments as x + r and 1 - r(x + r)
+		// from the inverse Mills ratio r, which near x = -5 amplify its
+		// rounding (|x|/mean ≈ 28, r·mean/variance ≈ 30): the tolerances
+		// are those of that cancellation.
+		if (x <= cfBelow && (m != wm || v != wv)) || !near(m, wm, 1e-14, 1e-15) || !near(v, wv, 1e-13, 1e-14) {
+			t.Fatalf("TruncRatio(%v) moments %.17g, %.17g; TruncMoments %.17g, %.17g", x, m, v, wm, wv)
+		}
+		// In log space: e^L amplifies the rounding of a large L.
+		if want := LogPhiOverPhi(x); !near(math.Log(r), want, 1e-15, 1e-14) {
+			t.Fatalf("TruncRatio(%v) = e^%.17g, LogPhiOverPhi = %.17g", x, math.Log(r), want)
+		}
+		if p := PhiRatio(x); !near(r, p, 1e-13, 0) {
+			t.Fatalf("TruncRatio(%v) = %.17g, PhiRatio = %.17g", x, r, p)
+		}
+	}
+	for _, x := range []float64{38, 1e4, math.Inf(1)} {
+		if r, _, _ := TruncRatio(x); !math.IsInf(r, 1) {
+			t.Errorf("TruncRatio(%v) = %v, want +Inf", x, r)
+		}
+	}
+}
+
 // TestTruncMomentsDepth checks that the depth-adapted continued fraction
 // of TruncMoments gives the same bits as a 2000-level one (converged
 // everywhere in the tail) on a dense grid of x ≤ cfBelow.
@@ -302,5 +337,60 @@ func TestPoisson(t *testing.T) {
 		if _, err := Poisson(rng, bad); err == nil {
 			t.Errorf("Poisson(%v) gave no error", bad)
 		}
+	}
+}
+
+// TestErfcxFast compares erfcxFast with the mpmath values of TestErfcx and
+// with Erfcx (checked against those values) on a dense grid through every
+// piece of its table, the reflection below 0 and the hand-over to the
+// asymptotic series at 26.
+func TestErfcxFast(t *testing.T) {
+	for _, c := range []struct{ x, want float64 }{
+		{-26, 7.6577249314905683515e+293}, {-10, 5.3762342836322708968e+43}, {-3, 16205.988853999586625},
+		{-0.5, 1.9523604891825570933}, {0, 1.0}, {1e-08, 0.99999998871620842904}, {0.3, 0.73459933456765514992},
+		{1, 0.42758357615580700441}, {2, 0.25539567631050574387}, {5, 0.11070463773306862637},
+		{10, 0.056140992743822585858}, {25.9, 0.021767181150738212562}, {26, 0.021683584850562906616},
+		{30, 0.018795888861416751497},
+	} {
+		if got := erfcxFast(c.x); !near(got, c.want, 4e-16, 0) {
+			t.Errorf("erfcxFast(%v) = %.17g, mpmath %.17g", c.x, got, c.want)
+		}
+	}
+	worst, at := 0.0, 0.0
+	for x := -26.6; x < 30; x += 0.000731 {
+		got, want := erfcxFast(x), Erfcx(x)
+		if e := math.Abs(got-want) / want; e > worst {
+			worst, at = e, x
+		}
+	}
+	// Both are within a few ulp of the true value.
+	if worst > 1e-15 {
+		t.Errorf("erfcxFast differs from Erfcx by %.3g (relative) at x = %v", worst, at)
+	}
+	t.Logf("largest relative difference from Erfcx: %.3g at x = %v", worst, at)
+	if !math.IsInf(erfcxFast(-30), 1) || !math.IsNaN(erfcxFast(math.NaN())) {
+		t.Errorf("erfcxFast(-30) = %v, erfcxFast(NaN) = %v; want +Inf, NaN", erfcxFast(-30), erfcxFast(math.NaN()))
+	}
+}
+
+func BenchmarkErfcx(b *testing.B) {
+	xs := make([]float64, 1024)
+	rng := rand.New(rand.NewPCG(1, 2))
+	for i := range xs {
+		xs[i] = 3 * rng.NormFloat64()
+	}
+	for _, f := range []struct {
+		name string
+		f    func(float64) float64
+	}{{"Erfcx", Erfcx}, {"erfcxFast", erfcxFast}} {
+		b.Run(f.name, func(b *testing.B) {
+			s := 0.0
+			for i := 0; i < b.N; i++ {
+				s += f.f(xs[i&1023])
+			}
+			if s == 0 {
+				b.Fatal(s)
+			}
+		})
 	}
 }
