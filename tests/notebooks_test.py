@@ -69,6 +69,7 @@ REQUIRED_PASS = {
         "Fig. 3 Step: χ²",
         "Fig. 3 Exponential: χ²",
         "Eq. 19 NRMSE of the Linear RBM",
+        "Eq. 15a fields vs F(0) − F(e_k)",
         "Step vs Exp at M = ",
     ],
     "place-cells.ipynb": [
