@@ -86,7 +86,16 @@ func (m *RBM) pl(ctx context.Context, rng *rand.Rand, v *mat.Dense) ([]float64, 
 	vals := dv.UnitValues()
 	n, nv, nh := m.Visible.Len(), Width(m.Visible), Width(m.Hidden)
 	in := make([]float64, rows*nh)
-	gemm(d, rows, m.W.RawMatrix(), false, in)
+	// The inputs in slices of rows, so that a cancellation is seen between
+	// them rather than after one product over the whole batch.
+	const gemmRows = 512
+	for r0 := 0; r0 < rows; r0 += gemmRows {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		r1 := min(r0+gemmRows, rows)
+		gemm(d[r0*nv:r1*nv], r1-r0, m.W.RawMatrix(), false, in[r0*nh:r1*nh])
+	}
 	out := make([]float64, rows)
 	var sites []int
 	if rng != nil {
