@@ -46,6 +46,7 @@ func init() {
 		"PCD":             reflect.ValueOf((*train.PCD)(nil)),
 		"PT":              reflect.ValueOf((*train.PT)(nil)),
 		"PTT":             reflect.ValueOf((*train.PTT)(nil)),
+		"RMSprop":         reflect.ValueOf((*train.RMSprop)(nil)),
 		"Record":          reflect.ValueOf((*train.Record)(nil)),
 		"Regulariser":     reflect.ValueOf((*train.Regulariser)(nil)),
 		"SGD":             reflect.ValueOf((*train.SGD)(nil)),

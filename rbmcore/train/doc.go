@@ -12,7 +12,7 @@
 // exact model average, for small models) or ExactHidden (the exact model
 // average over the hidden layer, for a few binary, spin or Potts hidden
 // units and a wide visible layer). The Optimiser turns the ascent
-// direction into a step: SGD, Momentum or Adam. Options holds everything
+// direction into a step: SGD, Momentum, Adam or RMSprop. Options holds everything
 // else: epochs, minibatch size, learning rate and its Schedule,
 // Regularisers (L2, L1, L1Squared, FieldsL2), a data-based Initialiser
 // (InitCentred, InitGaussian), centred gradients, frozen parameters, the

@@ -12,7 +12,7 @@ import (
 // of each is a usable default. The interface's other method is unexported:
 // these types are its only implementations.
 type Optimiser interface {
-	// String names the optimiser ("SGD", "Momentum", "Adam").
+	// String names the optimiser ("SGD", "Momentum", "Adam", "RMSprop").
 	String() string
 	// newState checks the settings and returns the optimiser's state for
 	// parameters shaped like params (nil: only the check).
@@ -152,6 +152,60 @@ func (s *adamState) apply(p, lo, hi int, x, g []float64, lr float64) {
 }
 func (s *adamState) plain() bool                             { return false }
 func (s *adamState) saved() (*int, [][]float64, [][]float64) { return &s.t, s.m, s.v }
+
+// RMSprop scales the step by a running root mean square of the gradient,
+// bias-corrected as Adam's second moment: v ← ρ v + (1−ρ) g²,
+// θ ← θ + η g / (√(v / (1−ρᵗ)) + ε). It is Adam without a first moment
+// (β₁ = 0), which is the step of Tubiana, Cocco & Monasson's reference code
+// for their lattice-protein RBMs (its optimiser keeps no first moment for
+// the RBM's parameters).
+type RMSprop struct {
+	// Rho is the decay of the mean square, in [0, 1) (0: 0.99).
+	Rho float64
+	// Eps is the ε of the denominator, > 0 (0: 1e-8).
+	Eps float64
+}
+
+// String returns "RMSprop".
+func (RMSprop) String() string { return "RMSprop" }
+
+func (o RMSprop) newState(params [][]float64) (optimiser, error) {
+	s := &rmspropState{rho: o.Rho, eps: o.Eps}
+	if s.rho == 0 {
+		s.rho = 0.99
+	}
+	if s.eps == 0 {
+		s.eps = 1e-8
+	}
+	if !(s.rho >= 0 && s.rho < 1 && s.eps > 0) {
+		return nil, fmt.Errorf("train: RMSprop{Rho: %v, Eps: %v}: want ρ in [0, 1) and ε > 0", o.Rho, o.Eps)
+	}
+	s.v = zerosLike(params)
+	return s, nil
+}
+
+type rmspropState struct {
+	rho, eps float64
+	v        [][]float64
+	t        int
+	c        float64 // the bias correction of the current update
+}
+
+func (s *rmspropState) begin() {
+	s.t++
+	s.c = 1 - math.Pow(s.rho, float64(s.t))
+}
+
+func (s *rmspropState) apply(p, lo, hi int, x, g []float64, lr float64) {
+	x, g = x[lo:hi], g[lo:hi:hi]
+	v := s.v[p][lo:hi]
+	for k, gk := range g {
+		v[k] = float64(s.rho*v[k]) + float64((1-s.rho)*gk*gk)
+		x[k] += lr * gk / (math.Sqrt(v[k]/s.c) + s.eps)
+	}
+}
+func (s *rmspropState) plain() bool                             { return false }
+func (s *rmspropState) saved() (*int, [][]float64, [][]float64) { return &s.t, nil, s.v }
 
 func zerosLike(s [][]float64) [][]float64 {
 	out := make([][]float64, len(s))

@@ -164,16 +164,21 @@ func TestWeightsStayInTheirArray(t *testing.T) {
 	}
 }
 
-// TestCheckpointResume checks that exact-gradient and PCD Adam runs
-// interrupted after 3 epochs and resumed from their checkpoints end
-// bit-identical to uninterrupted 6-epoch runs, and that a corrupt checkpoint
-// or a different architecture is rejected.
+// TestCheckpointResume checks that exact-gradient and PCD runs with Adam,
+// and a PCD run with RMSprop, interrupted after 3 epochs and resumed from
+// their checkpoints end bit-identical to uninterrupted 6-epoch runs, and that
+// a corrupt checkpoint or a different architecture is rejected.
 func TestCheckpointResume(t *testing.T) {
 	set := basSet(t)
 	dir := t.TempDir()
 	mk := func() *rbm.RBM { return rbm.New(rbm.Binary(9), rbm.ReLU(4), rbm.Seed(5), rbm.WeightScale(0.2)) }
-	for _, method := range []Method{Exact{}, PCD{Chains: 7}} {
-		tr := setup{method: method, opt: Adam{}, Options: Options{Batch: 5, Epochs: 6, LR: 0.02, Seed: 3}}
+	for _, c := range []struct {
+		method Method
+		opt    Optimiser
+		file   string
+	}{{Exact{}, Adam{}, "exact.ckpt"}, {PCD{Chains: 7}, Adam{}, "pcd.ckpt"}, {PCD{Chains: 7}, RMSprop{}, "pcd-rmsprop.ckpt"}} {
+		method := c.method
+		tr := setup{method: method, opt: c.opt, Options: Options{Batch: 5, Epochs: 6, LR: 0.02, Seed: 3}}
 		full := mk()
 		hFull, err := tr.fit(context.Background(), full, set)
 		if err != nil {
@@ -182,7 +187,7 @@ func TestCheckpointResume(t *testing.T) {
 		part := mk()
 		short := tr
 		short.Epochs = 3
-		short.Checkpoint = filepath.Join(dir, strings.ToLower(method.String())+".ckpt")
+		short.Checkpoint = filepath.Join(dir, c.file)
 		if _, err := short.fit(context.Background(), part, set); err != nil {
 			t.Fatal(err)
 		}
@@ -250,6 +255,20 @@ func TestOptimizers(t *testing.T) {
 	}
 	if _, err := (Adam{Eps: -1}).newState(nil); err == nil {
 		t.Error("Adam with ε < 0 accepted")
+	}
+	// RMSprop, written out: the bias-corrected mean square only.
+	rho := 0.9
+	for k := range want {
+		v1 := (1 - rho) * g1[k] * g1[k]
+		want[k] = 0.1 * g1[k] / (math.Sqrt(v1/(1-rho)) + eps)
+		v2 := rho*v1 + (1-rho)*g2[k]*g2[k]
+		want[k] += 0.1 * g2[k] / (math.Sqrt(v2/(1-rho*rho)) + eps)
+	}
+	if p := run(RMSprop{Rho: rho}); math.Abs(p[0]-want[0]) > 1e-12 || math.Abs(p[1]-want[1]) > 1e-12 {
+		t.Errorf("RMSprop %v, want %v", p, want)
+	}
+	if _, err := (RMSprop{Rho: 1}).newState(nil); err == nil {
+		t.Error("RMSprop with ρ = 1 accepted")
 	}
 }
 

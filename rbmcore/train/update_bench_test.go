@@ -27,7 +27,7 @@ type updateBench struct {
 //   - LatticeDReLU: notebooks/lattice-proteins.ipynb (Tubiana, Cocco &
 //     Monasson 2019): Potts visible layer of 27 sites × 21 states, M = 100
 //     dReLU hidden units, PCD with 1 sweep and 100 chains, minibatches of
-//     100, Adam, λ₁² = 0.025, γ ≥ 0.2.
+//     100, RMSprop, λ₁² = 0.025, γ ≥ 0.2.
 //   - MNISTReLU: notebooks/activation-functions.ipynb (Bulso & Roudi 2021):
 //     784 binary pixels, M = 250 ReLU units with γ frozen at 1, CD-1 on
 //     minibatches of 100, SGD, float32 products.
@@ -41,7 +41,7 @@ var updateBenches = []updateBench{
 		model:  func() *rbm.RBM { return rbm.New(rbm.Potts(27, 21), rbm.DReLU(100), rbm.Seed(1)) },
 		set:    func() *data.Set { return benchPottsSet(3000, 27, 21) },
 		method: PCD{K: 1, Chains: 100},
-		opt:    Adam{Beta1: 0.99, Beta2: 0.99, Eps: 1e-3},
+		opt:    RMSprop{Rho: 0.99, Eps: 1e-3},
 		o: Options{Batch: 100, LR: 5e-3, Seed: 1, Regularisers: []Regulariser{L1Squared{Lambda: 0.025}},
 			Init: InitGaussian{}, MinGamma: 0.2, Monitor: Monitor{PLEvery: -1, ReconEvery: -1}},
 	},
