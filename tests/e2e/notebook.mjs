@@ -51,9 +51,10 @@ async function runCell(page, code, { wait = true } = {}) {
 }
 
 // finished waits until cell index shows an execution count (In [n]:) and
-// the kernel is idle again: the execute_reply comes on the shell channel,
-// the outputs and the idle status on iopub, so only the idle status says
-// that every output of the cell has arrived.
+// the kernel indicator is idle. The execute_reply comes on the shell
+// channel, the outputs and the status on iopub, and the indicator may still
+// show the idle of the previous cell; a check of a cell's output therefore
+// waits for it with settled.
 async function finished(page, index, timeout = stepTimeout) {
   await page.waitForFunction(
     (i) => {
@@ -64,6 +65,13 @@ async function finished(page, index, timeout = stepTimeout) {
     index,
     { timeout },
   );
+}
+
+// settled waits (up to 10 s, without failing) until the cell shows what
+// locate finds: the execute_reply and a stale idle icon can both arrive
+// before the cell's iopub outputs, which travel on another channel.
+async function settled(locate) {
+  await locate.first().waitFor({ timeout: 10_000 }).catch(() => {});
 }
 
 async function outputText(cell) {
@@ -123,6 +131,7 @@ try {
   const interruptMs = Date.now() - t;
   check(interruptMs < 3000, `the interrupted cell ended ${interruptMs} ms after the click`);
   const next = await runCell(page, 'fmt.Println("next cell", x+1)');
+  await settled(next.cell.locator('.output_area', { hasText: 'next cell' }));
   const nextOut = await outputText(next.cell);
   check(nextOut.includes('next cell 42') && !nextOut.includes('AFTER'), `next cell output ${JSON.stringify(nextOut)}`);
   log(`interrupt: the cell ended ${interruptMs} ms after the click; the next cell works`);
@@ -149,6 +158,7 @@ try {
   await box.fill('Ada');
   await box.press('Enter');
   await finished(page, ask.index);
+  await settled(ask.cell.locator('.output_area', { hasText: 'hello' }));
   const askOut = await outputText(ask.cell);
   check(askOut.includes('Your name: Ada') && askOut.includes('hello Ada'), `input cell output ${JSON.stringify(askOut)}`);
   log('input box: prompt beside the box, answer echoed');
@@ -173,8 +183,10 @@ try {
   await page.waitForFunction(() => !document.querySelector('.modal.in'));
   await kernelIdle(page);
   const after = await runCell(page, 'x');
+  await settled(after.cell.locator('.output_error'));
   check((await after.cell.locator('.output_error').count()) === 1, `x survived the restart: ${await outputText(after.cell)}`);
   const fresh = await runCell(page, '6 * 7');
+  await settled(fresh.cell.locator('.output_area', { hasText: '42' }));
   const freshOut = await outputText(fresh.cell);
   check(freshOut.includes('42'), `after the restart 6 * 7 gave ${JSON.stringify(freshOut)}`);
   log(`restart: ${Date.now() - t} ms until the next cell ran; earlier variables are gone`);
