@@ -62,6 +62,12 @@ type Options struct {
 	// means would otherwise act as fields), and frozen weights are not
 	// centred. A name the model does not have is an error.
 	Freeze []string
+	// BatchNorm keeps dReLU hidden units at unit variance over the data,
+	// by their exact scale symmetry, and evaluates the λ₁² penalty on the
+	// weights of the normalised units, as the batch normalisation of
+	// [TCM19]'s reference implementation does (zero value: off; see
+	// BatchNorm).
+	BatchNorm BatchNorm
 	// MinGamma is the floor of the curvatures (gamma of Gaussian and ReLU
 	// layers, gamma_plus and gamma_minus of dReLU layers, on either side):
 	// after every update a γ below MinGamma is set to MinGamma, i.e.
@@ -150,6 +156,9 @@ func (o Options) withDefaults() (Options, error) {
 		return o, fmt.Errorf("train: Options.EarlyStop.Patience = %d, want ≥ 0 (0: no early stopping)", o.EarlyStop.Patience)
 	case o.EarlyStop.Metric < MetricPL || o.EarlyStop.Metric > MetricRecon:
 		return o, fmt.Errorf("train: Options.EarlyStop.Metric = %d, want MetricPL, MetricLogLik or MetricRecon", o.EarlyStop.Metric)
+	}
+	if err := o.BatchNorm.validate(); err != nil {
+		return o, err
 	}
 	if o.Init != nil {
 		if err := o.Init.validate(); err != nil {

@@ -116,6 +116,7 @@ type run struct {
 	// and when Fit returns.
 	wOrig []float64
 	colL1 []float64 // the λ₁² penalty's per-column factors (direction)
+	bn    bnStats   // the hidden units' data variances (Options.BatchNorm)
 }
 
 // swapWeights exchanges the arrays of the weights and of the direction.
@@ -223,6 +224,11 @@ func newRun(ctx context.Context, m *rbm.RBM, set *data.Set, method Method, opt O
 		// fixed there are no colour means to move.
 		nv, nh := m.W.Dims()
 		r.gauge = &rbm.RBM{Visible: m.Visible, Hidden: m.Hidden, W: mat.NewDense(nv, nh, nil)}
+	}
+	if cfg.BatchNorm.on() {
+		if err := cfg.BatchNorm.checkModel(m, r.isFrozen); err != nil {
+			return nil, err
+		}
 	}
 	if set.Weights != nil {
 		c, err := normalisedCoef(set.Weights)
@@ -444,7 +450,7 @@ func (r *run) step(epoch int, lr float64) error {
 	}
 	wp := &r.wpass
 	wp.lr, wp.terms = lr, r.terms
-	global := r.o.Centred || r.pen.l1sq > 0
+	global := r.o.Centred || r.pen.l1sq > 0 || r.o.BatchNorm.on()
 	local := !global && !r.frozen[last] && r.m.Visible.States() == 1 && r.m.Hidden.States() == 1
 	r.opt.begin()
 	if local {
@@ -460,6 +466,9 @@ func (r *run) step(epoch int, lr float64) error {
 	// The layers' gradients, from the phase means the pass summed.
 	r.lg.reset()
 	r.lg.add(r.pos)
+	if r.o.BatchNorm.on() {
+		r.bn.compute(r.m.Hidden.(*rbm.DReLULayer), r.pos.in.f, r.pos.rows, r.pos.coef)
+	}
 	if r.o.Centred {
 		// Running average of the data's hidden means.
 		for j, x := range r.pos.hs {
@@ -476,6 +485,9 @@ func (r *run) step(epoch int, lr float64) error {
 	dirs := r.dir.slices()
 	for p := 0; p < last; p++ {
 		r.opt.apply(p, 0, len(r.params[p]), r.params[p], dirs[p], lr)
+	}
+	if r.o.BatchNorm.on() {
+		r.bn.rescale(r.m, r.o.BatchNorm.Rate)
 	}
 	r.constrain()
 	if !local {
@@ -543,16 +555,27 @@ func (r *run) direction() {
 			for j, s := range cj {
 				cj[j] = r.pen.l1sq * s / float64(nv)
 			}
+			f := cj
+			if r.o.BatchNorm.on() {
+				// The penalty of the normalised weights: v_µ R_µ.
+				f = make([]float64, len(cj))
+				for j, x := range cj {
+					f[j] = x * r.bn.v[j0+j]
+				}
+			}
 			for i := 0; i < nv; i++ {
 				row := wd[i*nh+j0 : i*nh+j1]
 				for j, x := range w[i*nh+j0 : i*nh+j1] {
-					row[j] -= cj[j] * sign(x)
+					row[j] -= f[j] * sign(x)
 				}
 			}
 			return nil
 		})
 		if err != nil {
 			panic(err) // an indexing bug above, recovered by ForRanges: re-raise it
+		}
+		if r.o.BatchNorm.on() {
+			r.bn.penaltyGradient(d.W, d.Hidden, r.pos.v.f, r.pos.rows, c, r.pen.l1sq)
 		}
 	}
 	if r.pen.fields > 0 {
