@@ -35,18 +35,27 @@ import (
 // scale the optimiser's steps and MinGamma refer to. v_µ and its gradient
 // are estimated on each minibatch.
 //
-// The reference code reaches the same normalised models differently: it
-// relaxes γ = 2/(1/γ₊ + 1/γ₋) at fixed weights toward the value that gives
-// unit variance (rate 0.25 η/η₀), corrects the gradient for the dependence
-// of that γ on the other parameters (implicit differentiation), and also
-// centres each unit's thresholds on its mean input, a change of
-// coordinates that BatchNorm does not make. Both maximise the penalised
-// likelihood over the unit-variance representatives; their steps differ.
+// As in the reference code, each unit's thresholds are also centred on
+// its mean input over the training data, µ_I = Σ_i w_iµ·µ_i (µ the data
+// mean): the optimiser moves θ̃± = θ± + µ_I and the weights at fixed θ̃±,
+// so the weight direction gets −µ_i (g_θ₊ + g_θ₋)_µ (the chain rule of
+// θ± = θ̃± − µ_I) and after the step the thresholds follow the change of
+// µ_I. This is a change of coordinates only: it changes the steps, not the
+// function maximised.
+//
+// The reference code reaches the normalised models differently: it relaxes
+// γ = 2/(1/γ₊ + 1/γ₋) at fixed weights toward the value that gives unit
+// variance (rate 0.25 η/η₀) and corrects the gradient for the dependence
+// of that γ on the other parameters (implicit differentiation). Both
+// maximise the penalised likelihood over the unit-variance
+// representatives; their steps differ.
 //
 // BatchNorm needs a dReLU hidden layer (rbm.DReLULayer) whose parameters
-// and the weights are not frozen. Without a weight penalty it only
-// rescales the units, which changes no model. It keeps no state across
-// updates (checkpoints are unchanged).
+// and the weights are not frozen, and excludes Options.Centred (which
+// centres the same thresholds its own way). Without a weight penalty it
+// only rescales and recentres the units, which changes the steps but not
+// the likelihood being maximised. It keeps no state across updates
+// (checkpoints are unchanged).
 type BatchNorm struct {
 	// Rate ∈ [0, 1] is the fraction of the way, in log-variance, by which
 	// each update rescales every hidden unit toward unit variance over the
@@ -266,5 +275,43 @@ func (s *bnStats) rescale(m *rbm.RBM, rate float64) {
 		for u := range row {
 			row[u] *= f[u]
 		}
+	}
+}
+
+// centreDirection applies the chain rule of the centred thresholds
+// θ± = θ̃± − Σ_i w_iµ µ_i to the weight direction dW (nv × M): the
+// direction at fixed θ̃± is that at fixed θ± minus µ_i (g_θ₊ + g_θ₋)_µ,
+// with dHid the hidden direction (γ₊, γ₋, θ₊, θ₋).
+func centreDirection(dW *mat.Dense, dHid [][]float64, mu []float64) {
+	nv, nh := dW.Dims()
+	wd := dW.RawMatrix().Data
+	for i := 0; i < nv; i++ {
+		if mu[i] == 0 {
+			continue
+		}
+		row := wd[i*nh : (i+1)*nh]
+		for u := range row {
+			row[u] -= mu[i] * (dHid[2][u] + dHid[3][u])
+		}
+	}
+}
+
+// followMeanInput moves the thresholds of every unit by the change of its
+// mean input µ_I = Σ_i w_iµ µ_i from the weights old to w (nv × M, the
+// step the optimiser took), so that θ̃± = θ± + µ_I keep their new values.
+func followMeanInput(l *rbm.DReLULayer, w, old, mu []float64) {
+	nh := l.Len()
+	shift := make([]float64, nh)
+	for i, m := range mu {
+		if m == 0 {
+			continue
+		}
+		for u := 0; u < nh; u++ {
+			shift[u] += (w[i*nh+u] - old[i*nh+u]) * m
+		}
+	}
+	for u, d := range shift {
+		l.ThetaPlus[u] -= d
+		l.ThetaMinus[u] -= d
 	}
 }

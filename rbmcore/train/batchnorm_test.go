@@ -10,6 +10,7 @@ import (
 
 	"gonum.org/v1/gonum/mat"
 
+	"github.com/harmonium-rbm/harmonium/rbmcore/data"
 	"github.com/harmonium-rbm/harmonium/rbmcore/rbm"
 )
 
@@ -190,7 +191,8 @@ func TestBatchNormPenaltyDirection(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	r := &run{o: cfg, pen: penalties{l1sq: l1sq}, m: m, lg: newLayerGrads(m), dir: newGradient(m)}
+	// No centring (µ = 0): the direction is the penalty's alone.
+	r := &run{o: cfg, pen: penalties{l1sq: l1sq}, m: m, lg: newLayerGrads(m), dir: newGradient(m), mu: make([]float64, nv)}
 	r.pos = newPhase(slices.Clone(batch.RawMatrix().Data), rows, nv, nh, false, 1)
 	r.bn.compute(m.Hidden.(*rbm.DReLULayer), m.HiddenInput(batch).RawMatrix().Data, rows, nil)
 	r.direction()
@@ -276,6 +278,96 @@ func TestBatchNormErrors(t *testing.T) {
 	} {
 		if _, err := Fit(context.Background(), c.m, set, nil, nil, c.o); err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%+v: error %v, want one naming %s", c.o.BatchNorm, err, c.want)
+		}
+	}
+}
+
+// TestBatchNormStep checks one whole update (exact likelihood gradient,
+// plain SGD) against its definition: the direction is the exact gradient
+// (finite differences of the log-likelihood) minus that of Σ_µ v_µ R_µ;
+// centring subtracts µ_i (g_θ₊ + g_θ₋)_µ from the weight direction; the
+// thresholds follow the step's change of Σ_i w_iµ µ_i; then every unit is
+// rescaled by f = v_µ^(rate/2) (weights and thresholds × f, curvatures
+// × f²), v_µ taken before the step.
+func TestBatchNormStep(t *testing.T) {
+	hid := rbm.DReLU(2)
+	copy(hid.GammaPlus, []float64{0.7, 2.1})
+	copy(hid.GammaMinus, []float64{1.6, 0.5})
+	copy(hid.ThetaPlus, []float64{0.3, -0.9})
+	copy(hid.ThetaMinus, []float64{-0.4, 1.2})
+	m := rbm.New(rbm.Binary(4), hid, rbm.Seed(11), rbm.WeightScale(0.6))
+	copy(m.Visible.Params()[0], []float64{0.3, -0.2, 0.1, 0.5})
+	states, _ := allStates(m.Visible)
+	x := mat.NewDense(5, 4, []float64{1, 0, 0, 1, 1, 1, 0, 1, 0, 0, 1, 0, 1, 1, 1, 1, 0, 1, 0, 0})
+	set := &data.Set{X: x, Kind: data.KindBinary, Q: 1, Source: "bn"}
+	const lr, l1sq, rate = 1e-3, 0.2, 0.5
+	nv, nh := 4, 2
+	g := fdGradient(m, x, nil, states) // visible θ, γ₊, γ₋, θ₊, θ₋, W
+	penalty := func() float64 {
+		v := dataVariances(m, x, nil)
+		r := 0.0
+		for u := 0; u < nh; u++ {
+			s := 0.0
+			for i := 0; i < nv; i++ {
+				s += math.Abs(m.W.At(i, u))
+			}
+			r += v[u] * l1sq / (2 * float64(nv)) * s * s
+		}
+		return r
+	}
+	params, _ := modelParams(m)
+	for p := 1; p < len(params); p++ {
+		for k := range params[p] {
+			old := params[p][k]
+			params[p][k] = old + 1e-6
+			up := penalty()
+			params[p][k] = old - 1e-6
+			down := penalty()
+			params[p][k] = old
+			g[p][k] -= (up - down) / 2e-6
+		}
+	}
+	mu := set.Mean()
+	for i := 0; i < nv; i++ {
+		for u := 0; u < nh; u++ {
+			g[5][i*nh+u] -= mu[i] * (g[3][u] + g[4][u])
+		}
+	}
+	want := paramsOf(m)
+	for p := range want {
+		for k := range want[p] {
+			want[p][k] += lr * g[p][k]
+		}
+	}
+	for u := 0; u < nh; u++ {
+		shift := 0.0
+		for i := 0; i < nv; i++ {
+			shift += lr * g[5][i*nh+u] * mu[i]
+		}
+		want[3][u] -= shift
+		want[4][u] -= shift
+	}
+	for u, v := range dataVariances(m, x, nil) {
+		f := math.Pow(v, rate/2)
+		want[1][u] *= f * f
+		want[2][u] *= f * f
+		want[3][u] *= f
+		want[4][u] *= f
+		for i := 0; i < nv; i++ {
+			want[5][i*nh+u] *= f
+		}
+	}
+	tr := setup{method: Exact{}, opt: SGD{}, Options: Options{Batch: 5, Epochs: 1, LR: lr, BatchNorm: BatchNorm{Rate: rate},
+		Regularisers: []Regulariser{L1Squared{Lambda: l1sq}}, Monitor: Monitor{PLEvery: -1, ReconEvery: -1}}}
+	if _, err := tr.fit(context.Background(), m, set); err != nil {
+		t.Fatal(err)
+	}
+	_, names := modelParams(m)
+	for p, got := range paramsOf(m) {
+		for k, x := range got {
+			if math.Abs(x-want[p][k]) > 1e-9 {
+				t.Errorf("%s[%d] = %.12f after the update, want %.12f", names[p], k, x, want[p][k])
+			}
 		}
 	}
 }

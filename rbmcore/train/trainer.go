@@ -226,6 +226,9 @@ func newRun(ctx context.Context, m *rbm.RBM, set *data.Set, method Method, opt O
 		r.gauge = &rbm.RBM{Visible: m.Visible, Hidden: m.Hidden, W: mat.NewDense(nv, nh, nil)}
 	}
 	if cfg.BatchNorm.on() {
+		if cfg.Centred {
+			return nil, errors.New("train: Options.BatchNorm and Options.Centred both centre the hidden thresholds: set one")
+		}
 		if err := cfg.BatchNorm.checkModel(m, r.isFrozen); err != nil {
 			return nil, err
 		}
@@ -317,8 +320,10 @@ func (r *run) prepare() error {
 	if r.opt, err = r.optim.newState(r.params); err != nil {
 		return err
 	}
-	if r.o.Centred {
+	if r.o.Centred || r.o.BatchNorm.on() {
 		r.mu = r.set.Mean()
+	}
+	if r.o.Centred {
 		r.lam = make([]float64, rbm.Width(r.m.Hidden))
 		h := r.m.MeanHidden(r.set.X)
 		rows, _ := h.Dims()
@@ -487,6 +492,7 @@ func (r *run) step(epoch int, lr float64) error {
 		r.opt.apply(p, 0, len(r.params[p]), r.params[p], dirs[p], lr)
 	}
 	if r.o.BatchNorm.on() {
+		followMeanInput(r.m.Hidden.(*rbm.DReLULayer), r.params[last], r.backup[last], r.mu)
 		r.bn.rescale(r.m, r.o.BatchNorm.Rate)
 	}
 	r.constrain()
@@ -577,6 +583,9 @@ func (r *run) direction() {
 		if r.o.BatchNorm.on() {
 			r.bn.penaltyGradient(d.W, d.Hidden, r.pos.v.f, r.pos.rows, c, r.pen.l1sq)
 		}
+	}
+	if r.o.BatchNorm.on() {
+		centreDirection(d.W, d.Hidden, r.mu)
 	}
 	if r.pen.fields > 0 {
 		names := r.m.Visible.ParamNames()
