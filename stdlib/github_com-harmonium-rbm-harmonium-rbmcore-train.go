@@ -23,6 +23,7 @@ func init() {
 
 		// type definitions
 		"Adam":            reflect.ValueOf((*train.Adam)(nil)),
+		"BatchNorm":       reflect.ValueOf((*train.BatchNorm)(nil)),
 		"CD":              reflect.ValueOf((*train.CD)(nil)),
 		"DivergenceError": reflect.ValueOf((*train.DivergenceError)(nil)),
 		"EarlyStop":       reflect.ValueOf((*train.EarlyStop)(nil)),
