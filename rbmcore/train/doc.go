@@ -15,7 +15,8 @@
 // direction into a step: SGD, Momentum, Adam or RMSprop. Options holds everything
 // else: epochs, minibatch size, learning rate and its Schedule,
 // Regularisers (L2, L1, L1Squared, FieldsL2), a data-based Initialiser
-// (InitCentred, InitGaussian), centred gradients, frozen parameters, the
+// (InitCentred, InitGaussian), centred gradients, the batch normalisation
+// of dReLU hidden units (BatchNorm), frozen parameters, the
 // curvature floor, divergence detection, the per-epoch Monitor (held-out
 // pseudo-likelihood, reconstruction error, log-likelihood by AIS or by
 // log Z tracked across epochs, weight norms, chain statistics), EarlyStop,
@@ -53,8 +54,8 @@
 //     units).
 //   - [TCM19] Tubiana, Cocco & Monasson 2019, on the hidden units of RBMs
 //     of lattice proteins (the L1Squared penalty, Eq. 15; InitGaussian, the
-//     curvature floor and GeometricDecay from their reference
-//     implementation).
+//     curvature floor, GeometricDecay, RMSprop and BatchNorm from their
+//     reference implementation).
 //   - [HTCM20] Harsh, Tubiana, Cocco & Monasson 2020, on place-cell
 //     emergence in RBMs (trained with their fields held at 0:
 //     Options.Freeze).
