@@ -33,7 +33,9 @@ import (
 // (exactly: P(v) does not change) by a = v_µ^(−Rate/2), a fraction Rate of
 // the way in log-variance to v_µ = 1, which keeps the parameters at the
 // scale the optimiser's steps and MinGamma refer to. v_µ and its gradient
-// are estimated on each minibatch.
+// are estimated on each minibatch. Only the λ₁² penalty, the one of the
+// reference code's lattice-protein runs, is evaluated on the normalised
+// weights; L2 and L1 act on the weights as they are.
 //
 // As in the reference code, each unit's thresholds are also centred on
 // its mean input over the training data, µ_I = Σ_i w_iµ·µ_i (µ the data
