@@ -107,8 +107,10 @@ type bnStats struct {
 	// dXi[p][µ] is ∂v_µ/∂ξ for the hidden parameters in the order of
 	// DReLULayer.Params: γ₊, γ₋, θ₊, θ₋.
 	dXi [4][]float64
-	// m and s2 hold ⟨h|v_b⟩ and Var(h|v_b) per row and unit (scratch).
-	m, s2 []float64
+	// cs and mbar are scratch: the cumulants per row and unit, and the
+	// units' weighted mean activities m̄_µ.
+	cs   []dreluCumulants
+	mbar []float64
 }
 
 // dreluCumulants are the conditional moments of a dReLU unit at one input
@@ -180,13 +182,13 @@ func cumulantsAt(l *rbm.DReLULayer, u int, x float64) dreluCumulants {
 func (s *bnStats) compute(l *rbm.DReLULayer, in []float64, rows int, coef []float64) {
 	nh := l.Len()
 	if len(s.v) != nh {
-		s.v = make([]float64, nh)
+		s.v, s.mbar = make([]float64, nh), make([]float64, nh)
 		for p := range s.dXi {
 			s.dXi[p] = make([]float64, nh)
 		}
 	}
 	if len(s.dIn) < rows*nh {
-		s.dIn, s.m, s.s2 = make([]float64, rows*nh), make([]float64, rows*nh), make([]float64, rows*nh)
+		s.dIn, s.cs = make([]float64, rows*nh), make([]dreluCumulants, rows*nh)
 	}
 	weight := func(b int) float64 {
 		if coef != nil {
@@ -194,8 +196,8 @@ func (s *bnStats) compute(l *rbm.DReLULayer, in []float64, rows int, coef []floa
 		}
 		return 1 / float64(rows)
 	}
-	mbar := make([]float64, nh)
-	cs := make([]dreluCumulants, rows*nh)
+	mbar, cs := s.mbar, s.cs
+	clear(mbar)
 	for b := 0; b < rows; b++ {
 		for u := 0; u < nh; u++ {
 			c := cumulantsAt(l, u, in[b*nh+u])
