@@ -66,7 +66,7 @@ type PopulationAnnealing struct {
 // PAResult is the outcome of a population-annealing run.
 type PAResult struct {
 	// LogZ is log mean_p exp(PopulationLogZ[p]); StdErr its standard error
-	// from the spread of the populations (delta method on mean_p Z_p).
+	// from the spread of the populations (see combinePopulations).
 	LogZ, StdErr float64
 	// LogZLow and LogZHigh are LogZ ∓ 3 StdErr.
 	LogZLow, LogZHigh float64
@@ -222,7 +222,7 @@ func (p PopulationAnnealing) Run(ctx context.Context, m *RBM, progress func(done
 		}
 	}
 	z0 := s.logZBase()
-	est, se := logMeanExpSE(logZ)
+	est, se := combinePopulations(logZ)
 	res.StdErr = se
 	res.LogZ = z0 + est
 	res.LogZLow, res.LogZHigh = res.LogZ-3*res.StdErr, res.LogZ+3*res.StdErr
@@ -322,4 +322,28 @@ func resample(rng *rand.Rand, lw []float64, est float64, move func(dst, src int)
 func (s *aisState) logFInto(beta float64, out, scratch []float64) {
 	clear(out)
 	s.logF(beta, 1, out, scratch)
+}
+
+// combinePopulations combines independent populations' estimates x_p of
+// log Z: log mean_p exp(x_p), since the mean of unbiased estimates of Z is
+// unbiased, with the larger of two standard errors. The delta method
+// (standard error of mean_p Z_p over mean_p Z_p) linearises the logarithm,
+// which holds while the populations agree to well within a nat; when one
+// population dominates it saturates near 1 however far apart they are,
+// and the standard error of the mean of the x_p is then the honest scale.
+// When they agree the two coincide.
+func combinePopulations(x []float64) (est, stdErr float64) {
+	est, se := logMeanExpSE(x)
+	if len(x) < 2 {
+		return est, se
+	}
+	n := float64(len(x))
+	var mean, ss float64
+	for _, v := range x {
+		mean += v / n
+	}
+	for _, v := range x {
+		ss += (v - mean) * (v - mean)
+	}
+	return est, math.Max(se, math.Sqrt(ss/(n-1)/n))
 }

@@ -291,7 +291,7 @@ func (t *LogZTracker) LogZ() (logZ, stdErr float64, err error) {
 	if t.prev == nil {
 		return 0, 0, fmt.Errorf("rbm: LogZTracker.LogZ before Start")
 	}
-	logZ, stdErr = logMeanExpSE(t.PopulationLogZ())
+	logZ, stdErr = combinePopulations(t.PopulationLogZ())
 	return logZ, stdErr, nil
 }
 

@@ -313,3 +313,31 @@ func TestLogZTrackerTempering(t *testing.T) {
 		t.Errorf("the tempered tracker's RMS error %.3f nats is too large", r)
 	}
 }
+
+// TestCombinePopulations checks the combined error of independent
+// populations against its two regimes: populations that agree get the
+// delta-method error, which equals the standard error of their logs to
+// first order; populations 10 nats apart get the standard error of the
+// logs (5 nats), where the delta method saturates near 1.
+func TestCombinePopulations(t *testing.T) {
+	agree := []float64{3.00, 3.01, 2.99, 3.02, 2.98, 3.00}
+	est, se := combinePopulations(agree)
+	if math.Abs(est-3) > 0.01 {
+		t.Errorf("agreeing populations: log Z %v, want ≈ 3", est)
+	}
+	// Standard error of the mean of the logs: sd 0.01414 / √6.
+	if want := 0.014142 / math.Sqrt(6); math.Abs(se-want) > 0.05*want {
+		t.Errorf("agreeing populations: standard error %v, want %v", se, want)
+	}
+	apart := []float64{0, 10}
+	est, se = combinePopulations(apart)
+	if want := 10 - math.Log(2) + math.Log1p(math.Exp(-10)); math.Abs(est-want) > 1e-12 {
+		t.Errorf("populations apart: log Z %v, want %v", est, want)
+	}
+	if _, delta := logMeanExpSE(apart); delta > 1.01 || math.Abs(se-5) > 1e-12 {
+		t.Errorf("populations apart: standard error %v (delta method %v), want 5", se, delta)
+	}
+	if _, se := combinePopulations([]float64{1}); !math.IsInf(se, 1) {
+		t.Errorf("one population: standard error %v, want +Inf", se)
+	}
+}

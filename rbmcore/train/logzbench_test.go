@@ -20,8 +20,8 @@ import (
 )
 
 // The log Z benchmark (tests/bench_sampling.sh) runs only when
-// HARMONIUM_LOGZ_BENCH=1. Sizes: LOGZ_BENCH_IMAGES (training images,
-// default 2000), LOGZ_BENCH_SEEDS (repetitions, default 10),
+// HARMONIUM_LOGZ_BENCH=1. Sizes: LOGZ_BENCH_IMAGES (part 1's training
+// images, default 2000), LOGZ_BENCH_SEEDS (repetitions, default 10),
 // LOGZ_BENCH_EPOCHS (tracked run, default 50), LOGZ_BENCH_HIDDEN (default
 // 20); part 2's knobs are listed at benchTracking. The MNIST training
 // images are found by data.MNIST, as a notebook finds them.
@@ -124,16 +124,18 @@ func TestLogZBenchmark(t *testing.T) {
 	seeds := benchEnv("LOGZ_BENCH_SEEDS", 10)
 	epochs := benchEnv("LOGZ_BENCH_EPOCHS", 50)
 	nh := benchEnv("LOGZ_BENCH_HIDDEN", 20)
-	set := loadMNIST(t, images)
 	load, _ := os.ReadFile("/proc/loadavg")
-	fmt.Printf("log Z benchmark: %d MNIST images (binarised at 128), binary RBM 784 × %d, %d seeds; load average %s", images, nh, seeds, load)
+	fmt.Printf("log Z benchmark: MNIST binarised at 128, binary RBM 784 × %d, %d seeds; load average %s", nh, seeds, load)
 
 	part := os.Getenv("LOGZ_BENCH_PART") // "1" or "2": only that part
 	if part != "2" {
-		benchEstimators(t, set, nh, seeds)
+		benchEstimators(t, loadMNIST(t, images), nh, seeds)
 	}
 	if part != "1" {
-		benchTracking(t, set, nh, epochs, seeds)
+		full := loadMNIST(t, benchEnv("LOGZ_BENCH_TRACK_IMAGES", 0))
+		for _, final := range benchList(t, "LOGZ_BENCH_DECAY", "0.01,1") {
+			benchTracking(t, full, nh, epochs, seeds, final)
+		}
 	}
 }
 
@@ -152,7 +154,7 @@ func benchEstimators(t *testing.T, set *data.Set, nh, seeds int) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	fmt.Printf("model trained 10 epochs (PCD); exact log Z = %.4f (%.1f s)\n", exact, time.Since(t0).Seconds())
+	fmt.Printf("model trained 10 epochs (PCD) on %d images; exact log Z = %.4f (%.1f s)\n", set.Len(), exact, time.Since(t0).Seconds())
 	base, err := rbm.BaseFromData(m.Visible, set.X, 1e-3)
 	if err != nil {
 		t.Fatal(err)
@@ -165,10 +167,12 @@ func benchEstimators(t *testing.T, set *data.Set, nh, seeds int) {
 			runs, temps int
 			run         func(seed uint64, start *mat.Dense) (float64, error)
 		}
-		// PA: 4 independent populations of 25, so that replicas × temperatures
-		// equals AIS's runs × temperatures; a population is resampled when
-		// its effective sample size falls below half.
-		aisRuns, paPop, paRep := 100, 4, 25
+		// PA: LOGZ_BENCH_PA_POPS independent populations (default 4) sharing
+		// AIS's 100 replicas, so that replicas × temperatures equals AIS's
+		// runs × temperatures; a population is resampled when its effective
+		// sample size falls below half.
+		aisRuns, paPop := 100, benchEnv("LOGZ_BENCH_PA_POPS", 4)
+		paRep := aisRuns / paPop
 		ests := []est{
 			{"AIS", aisRuns, budget / aisRuns, func(seed uint64, _ *mat.Dense) (float64, error) {
 				r, err := rbm.AIS{Runs: aisRuns, Betas: rbm.SMSchedule(budget / aisRuns), Base: base, Seed: seed}.Run(ctx, m, nil)
@@ -205,25 +209,35 @@ func benchEstimators(t *testing.T, set *data.Set, nh, seeds int) {
 
 }
 
-// benchTracking is part 2: log Z tracked along a training run (rbm's
-// LogZTracker moved from one checkpoint to the next, or every
-// LOGZ_BENCH_TRACK_EVERY updates, with LOGZ_BENCH_TRACK_POPS populations
-// of LOGZ_BENCH_TRACK_CHAINS replicas; one tracker per seed for each
-// TemperDepth in the list LOGZ_BENCH_TRACK_TEMPER, default "0,1") against
+// benchTracking is part 2: log Z tracked along a PCD run on
+// LOGZ_BENCH_TRACK_IMAGES training images (default: all 60 000) whose
+// learning rate 0.05 is held for the first quarter of the epochs and then
+// decays geometrically to final × 0.05 (train.GeometricDecay; final = 1:
+// constant), by rbm's LogZTracker moved from one checkpoint to the next
+// (or every LOGZ_BENCH_TRACK_EVERY updates) with LOGZ_BENCH_TRACK_POPS
+// populations of LOGZ_BENCH_TRACK_CHAINS replicas making
+// LOGZ_BENCH_TRACK_SWEEPS sweeps per step, one tracker per seed for each
+// TemperDepth in the list LOGZ_BENCH_TRACK_TEMPER (default "0"), against
 // estimates from scratch at every 5th epoch: AIS on Salakhutdinov &
 // Murray's schedule with the numbers of temperatures in the list
-// LOGZ_BENCH_AIS_BETAS (default "30,100,300"), and adaptive population
-// annealing with the trackers' populations. The goal is met when AIS
-// needs at least 5× a tracker's CPU time to reach the tracker's RMS error.
-func benchTracking(t *testing.T, set *data.Set, nh, epochs, seeds int) {
+// LOGZ_BENCH_AIS_BETAS (default "30,100,300,1000"), and adaptive
+// population annealing with the trackers' populations. The goal is met
+// when AIS needs at least 5× a tracker's CPU time to reach the tracker's
+// RMS error.
+func benchTracking(t *testing.T, set *data.Set, nh, epochs, seeds int, final float64) {
 	ctx := context.Background()
 	m2 := rbm.New(rbm.Binary(784), rbm.Binary(nh), rbm.Seed(2))
 	var models []*rbm.RBM // every 5th epoch
 	perEpoch := (set.Len() + 99) / 100
 	every := benchEnv("LOGZ_BENCH_TRACK_EVERY", 5*perEpoch)
 	pops, chains := benchEnv("LOGZ_BENCH_TRACK_POPS", 8), benchEnv("LOGZ_BENCH_TRACK_CHAINS", 32)
-	depths := benchList(t, "LOGZ_BENCH_TRACK_TEMPER", "0,1")
-	aisBetas := benchList(t, "LOGZ_BENCH_AIS_BETAS", "30,100,300")
+	sweeps := benchEnv("LOGZ_BENCH_TRACK_SWEEPS", 1)
+	var decay train.Schedule // nil: constant
+	if final != 1 {
+		decay = train.GeometricDecay(epochs, 0.25, final)
+	}
+	depths := benchList(t, "LOGZ_BENCH_TRACK_TEMPER", "0")
+	aisBetas := benchList(t, "LOGZ_BENCH_AIS_BETAS", "30,100,300,1000")
 	base, err := rbm.BaseFromData(m2.Visible, set.X, 1e-3)
 	if err != nil {
 		t.Fatal(err)
@@ -247,7 +261,7 @@ func benchTracking(t *testing.T, set *data.Set, nh, epochs, seeds int) {
 			c0 := cpuSeconds()
 			for s := range vr.trackers {
 				if vr.trackers[s] == nil {
-					vr.trackers[s] = &rbm.LogZTracker{Populations: pops, Chains: chains, TemperDepth: depths[d], Seed: uint64(100 + s)}
+					vr.trackers[s] = &rbm.LogZTracker{Populations: pops, Chains: chains, Sweeps: sweeps, TemperDepth: depths[d], Seed: uint64(100 + s)}
 					failed = vr.trackers[s].Start(ctx, m2, base)
 				} else {
 					_, _, failed = vr.trackers[s].Next(ctx, m2)
@@ -260,7 +274,8 @@ func benchTracking(t *testing.T, set *data.Set, nh, epochs, seeds int) {
 		}
 	}
 	o := train.Options{Epochs: epochs, Batch: 100, LR: 0.05, Init: train.InitCentred{}, Seed: 2,
-		Monitor: train.Monitor{PLEvery: -1, ReconEvery: -1},
+		Monitor:  train.Monitor{PLEvery: -1, ReconEvery: -1},
+		Schedule: decay,
 		OnUpdate: func(u train.Update) {
 			if failed == nil && (u.Update == 1 || u.Update%every == 0 && u.Update%(5*perEpoch) != 0) {
 				move()
@@ -296,17 +311,14 @@ func benchTracking(t *testing.T, set *data.Set, nh, epochs, seeds int) {
 		}
 	}
 	// fromScratch estimates every checkpoint for every seed and returns the
-	// RMS error and the CPU seconds per seed.
+	// RMS error and the CPU seconds per seed; the base is the trackers'
+	// one, fitted once outside the timing as a user would.
 	fromScratch := func(est func(s, k int, b rbm.Layer) (float64, error)) (float64, float64) {
 		c0 := cpuSeconds()
 		var sq float64
 		for s := 0; s < seeds; s++ {
-			for k, mk := range models {
-				b, err := rbm.BaseFromData(mk.Visible, set.X, 1e-3)
-				if err != nil {
-					t.Fatal(err)
-				}
-				z, err := est(s, k, b)
+			for k := range models {
+				z, err := est(s, k, base)
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -329,8 +341,12 @@ func benchTracking(t *testing.T, set *data.Set, nh, epochs, seeds int) {
 		return r.LogZ, err
 	})
 
-	fmt.Printf("\nlog Z along a %d-epoch PCD run (%d updates of 100 images per epoch), at every 5th epoch (%d checkpoints); RMS error over %d independent trackers / seeds × %d checkpoints; cpu s per tracker / seed (all checkpoints)\n",
-		epochs, perEpoch, len(models), seeds, len(models))
+	lr := "constant learning rate 0.05"
+	if decay != nil {
+		lr = fmt.Sprintf("learning rate 0.05 for %d epochs, then decaying geometrically to %g", epochs/4, 0.05*final)
+	}
+	fmt.Printf("\nlog Z along a %d-epoch PCD run on %d images (%d updates of 100 images per epoch, %s), at every 5th epoch (%d checkpoints); RMS error over %d independent trackers / seeds × %d checkpoints; cpu s per tracker / seed (all checkpoints)\n",
+		epochs, set.Len(), perEpoch, lr, len(models), seeds, len(models))
 	fmt.Printf("%-52s %12s %10s %10s %10s %16s\n", "method", "chain sweeps", "cpu s", "RMS err", "±3SE cover", "AIS cpu at RMS")
 	var summary []string
 	row := func(name string, sweeps int64, cpu, rms float64, cover string) {
