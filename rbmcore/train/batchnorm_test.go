@@ -175,18 +175,7 @@ func TestBatchNormPenaltyDirection(t *testing.T) {
 	rows, nv := batch.Dims()
 	nh := m.Hidden.Len()
 	const l1sq = 0.3
-	penalty := func() float64 {
-		v := dataVariances(m, batch, nil)
-		r := 0.0
-		for u := 0; u < nh; u++ {
-			s := 0.0
-			for i := 0; i < nv; i++ {
-				s += math.Abs(m.W.At(i, u))
-			}
-			r += v[u] * l1sq / (2 * float64(nv)) * s * s
-		}
-		return r
-	}
+	penalty := func() float64 { return normalisedPenalty(m, batch, l1sq) }
 	cfg, err := Options{BatchNorm: BatchNorm{Rate: 1}}.withDefaults()
 	if err != nil {
 		t.Fatal(err)
@@ -303,18 +292,7 @@ func TestBatchNormStep(t *testing.T) {
 	const lr, l1sq, rate = 1e-3, 0.2, 0.5
 	nv, nh := 4, 2
 	g := fdGradient(m, x, nil, states) // visible θ, γ₊, γ₋, θ₊, θ₋, W
-	penalty := func() float64 {
-		v := dataVariances(m, x, nil)
-		r := 0.0
-		for u := 0; u < nh; u++ {
-			s := 0.0
-			for i := 0; i < nv; i++ {
-				s += math.Abs(m.W.At(i, u))
-			}
-			r += v[u] * l1sq / (2 * float64(nv)) * s * s
-		}
-		return r
-	}
+	penalty := func() float64 { return normalisedPenalty(m, x, l1sq) }
 	params, _ := modelParams(m)
 	for p := 1; p < len(params); p++ {
 		for k := range params[p] {
@@ -370,4 +348,20 @@ func TestBatchNormStep(t *testing.T) {
 			}
 		}
 	}
+}
+
+// normalisedPenalty is Σ_µ v_µ R_µ written out: the λ₁² penalty
+// l1sq/(2N)·(Σ_i |w_iµ|)² of each unit times its data variance on x.
+func normalisedPenalty(m *rbm.RBM, x *mat.Dense, l1sq float64) float64 {
+	nv, nh := m.W.Dims()
+	v := dataVariances(m, x, nil)
+	r := 0.0
+	for u := 0; u < nh; u++ {
+		s := 0.0
+		for i := 0; i < nv; i++ {
+			s += math.Abs(m.W.At(i, u))
+		}
+		r += v[u] * l1sq / (2 * float64(nv)) * s * s
+	}
+	return r
 }
