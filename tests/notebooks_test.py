@@ -88,7 +88,6 @@ REQUIRED_PASS = {
     ],
     "compositional-representations.ipynb": [
         "Fig. 9a: median p_µ(M = 1) − p_µ(M = 30)",
-        "Fig. 9b: L(30)/L(10)",
         "R-RBM prototypical regime",
         "R-RBM compositional regime",
         "R-RBM intricate regime",
