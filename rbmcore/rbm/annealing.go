@@ -66,7 +66,10 @@ type PopulationAnnealing struct {
 // PAResult is the outcome of a population-annealing run.
 type PAResult struct {
 	// LogZ is log mean_p exp(PopulationLogZ[p]); StdErr its standard error
-	// from the spread of the populations (see combinePopulations).
+	// from the spread of the populations: the larger of the delta-method
+	// error of mean_p Z_p and the standard error of the mean of the
+	// PopulationLogZ (the delta method saturates near 1 when one population
+	// dominates, however far apart they are).
 	LogZ, StdErr float64
 	// LogZLow and LogZHigh are LogZ ∓ 3 StdErr.
 	LogZLow, LogZHigh float64
