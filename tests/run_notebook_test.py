@@ -82,7 +82,7 @@ class RunNotebookTest(unittest.TestCase):
 
     def test_output_time_is_linear(self):
         cpu = {}
-        for mb in (16, 64):
+        for mb in (8, 64):
             path = os.path.join(self.dir.name, f"print{mb}.ipynb")
             notebook(path, printing(mb))
             start = children_cpu()
@@ -90,9 +90,11 @@ class RunNotebookTest(unittest.TestCase):
             cpu[mb] = children_cpu() - start
             with open(path) as f:
                 self.assertEqual(len(json.load(f)["cells"][0]["outputs"][0]["text"]), mb << 20)
-        print(f"\n  CPU time of harmonium run: 16 MB {cpu[16]:.2f} s, 64 MB {cpu[64]:.2f} s", end=" ")
-        # Linear: about 4x (less, with the start-up); the quadratic concatenation was 9x.
-        self.assertLess(cpu[64], 6 * cpu[16], cpu)
+        print(f"\n  CPU time of harmonium run: 8 MB {cpu[8]:.2f} s, 64 MB {cpu[64]:.2f} s", end=" ")
+        # Linear: at most 8x (less, with the start-up); a quadratic concatenation
+        # would be well over 20x. Sizes 8x apart keep the bound far from both, so
+        # the noise of CPU times on a shared machine cannot decide the test.
+        self.assertLess(cpu[64], 12 * cpu[8], cpu)
 
 
 if __name__ == "__main__":
