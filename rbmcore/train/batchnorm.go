@@ -107,10 +107,11 @@ type bnStats struct {
 	// dXi[p][µ] is ∂v_µ/∂ξ for the hidden parameters in the order of
 	// DReLULayer.Params: γ₊, γ₋, θ₊, θ₋.
 	dXi [4][]float64
-	// cs and mbar are scratch: the cumulants per row and unit, and the
-	// units' weighted mean activities m̄_µ.
-	cs   []dreluCumulants
-	mbar []float64
+	// cs, mbar and pen are scratch: the cumulants per row and unit, the
+	// units' weighted mean activities m̄_µ, and the λ₁² penalty's column
+	// factors times v_µ (run.direction).
+	cs        []dreluCumulants
+	mbar, pen []float64
 }
 
 // dreluCumulants are the conditional moments of a dReLU unit at one input
@@ -182,7 +183,7 @@ func cumulantsAt(l *rbm.DReLULayer, u int, x float64) dreluCumulants {
 func (s *bnStats) compute(l *rbm.DReLULayer, in []float64, rows int, coef []float64) {
 	nh := l.Len()
 	if len(s.v) != nh {
-		s.v, s.mbar = make([]float64, nh), make([]float64, nh)
+		s.v, s.mbar, s.pen = make([]float64, nh), make([]float64, nh), make([]float64, nh)
 		for p := range s.dXi {
 			s.dXi[p] = make([]float64, nh)
 		}

@@ -564,7 +564,7 @@ func (r *run) direction() {
 			f := cj
 			if r.o.BatchNorm.on() {
 				// The penalty of the normalised weights: v_µ R_µ.
-				f = make([]float64, len(cj))
+				f = r.bn.pen[j0:j1]
 				for j, x := range cj {
 					f[j] = x * r.bn.v[j0+j]
 				}
