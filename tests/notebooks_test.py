@@ -47,7 +47,6 @@ REQUIRED_PASS = {
         "mean pixel density of model samples",
         "mean pixel density of the PCD persistent chains",
         "max |J| difference, Eq. 15b",
-        "NRMSE of the Hopfield approximation",
         "log Z by AIS vs exact, 12-unit RBM",
         "held-out log-likelihood",
     ],
