@@ -13,10 +13,15 @@ func init() {
 	Symbols["github.com/harmonium-rbm/harmonium/rbmcore/lattice/lattice"] = map[string]reflect.Value{
 		// function, constant and variable definitions
 		"Alphabet":         reflect.ValueOf(constant.MakeFromLiteral("\"ACDEFGHIKLMNPQRSTVWY\"", token.STRING, 0)),
+		"ChanceLocalised":  reflect.ValueOf(lattice.ChanceLocalised),
+		"Charge":           reflect.ValueOf(lattice.Charge),
+		"Connected":        reflect.ValueOf(lattice.Connected),
 		"Contacts":         reflect.ValueOf(constant.MakeFromLiteral("28", token.INT, 0)),
+		"CountFeatures":    reflect.ValueOf(lattice.CountFeatures),
 		"DefaultInterval":  reflect.ValueOf(constant.MakeFromLiteral("270", token.INT, 0)),
 		"DefaultTarget":    reflect.ValueOf(constant.MakeFromLiteral("20706", token.INT, 0)),
 		"Enumerate":        reflect.ValueOf(lattice.Enumerate),
+		"FeatureSites":     reflect.ValueOf(lattice.FeatureSites),
 		"Length":           reflect.ValueOf(constant.MakeFromLiteral("27", token.INT, 0)),
 		"MaxSpan":          reflect.ValueOf(constant.MakeFromLiteral("600", token.INT, 0)),
 		"MiyazawaJernigan": reflect.ValueOf(lattice.MiyazawaJernigan),
@@ -25,10 +30,13 @@ func init() {
 		"ParseSequence":    reflect.ValueOf(lattice.ParseSequence),
 		"Q":                reflect.ValueOf(lattice.Q),
 		"Sample":           reflect.ValueOf(lattice.Sample),
+		"SiteWeights":      reflect.ValueOf(lattice.SiteWeights),
+		"StrongestPair":    reflect.ValueOf(lattice.StrongestPair),
 
 		// type definitions
 		"Energies":         reflect.ValueOf((*lattice.Energies)(nil)),
 		"EnumerateOptions": reflect.ValueOf((*lattice.EnumerateOptions)(nil)),
+		"FeatureCount":     reflect.ValueOf((*lattice.FeatureCount)(nil)),
 		"Model":            reflect.ValueOf((*lattice.Model)(nil)),
 		"ModelOptions":     reflect.ValueOf((*lattice.ModelOptions)(nil)),
 		"Progress":         reflect.ValueOf((*lattice.Progress)(nil)),

@@ -3,6 +3,9 @@ package lattice_test
 import (
 	"context"
 	"fmt"
+	"strings"
+
+	"gonum.org/v1/gonum/mat"
 
 	"github.com/harmonium-rbm/harmonium/rbmcore/lattice"
 )
@@ -33,4 +36,33 @@ func Example() {
 		st.Len(), v, s, s == lattice.DefaultTarget, e, p)
 	// Output:
 	// 103346 structures; KDEYAALKSKLCDCYRGDCDGIKLRRD folds in 20706 (S_A: true), E = -100.93, P_nat = 0.9954
+}
+
+// Count the features of Table II (Tubiana, Cocco & Monasson 2019, §IV): a
+// weight matrix whose first column sits on sites 3 and 26, in contact in
+// S_A, and whose second column sits on sites 1 and 27, which are not.
+func ExampleCountFeatures() {
+	st, err := lattice.Enumerate(context.Background(), lattice.EnumerateOptions{})
+	if err != nil {
+		panic(err)
+	}
+	cm := st.ContactMap(lattice.DefaultTarget)
+	w := mat.NewDense(lattice.Length*lattice.Q, 2, nil)
+	k, d := strings.IndexByte(lattice.Alphabet, 'K'), strings.IndexByte(lattice.Alphabet, 'D')
+	w.Set(2*lattice.Q+k, 0, 1)     // site 3 (index 2) favours lysine,
+	w.Set(25*lattice.Q+k, 0, -0.5) // site 26 disfavours it,
+	w.Set(25*lattice.Q+d, 0, 0.5)  // and favours aspartate
+	w.Set(0*lattice.Q+k, 1, 1)
+	w.Set(26*lattice.Q+k, 1, 1)
+	c, err := lattice.CountFeatures(w, &cm)
+	if err != nil {
+		panic(err)
+	}
+	c3, _ := lattice.Charge(w, 0, 2)
+	c26, _ := lattice.Charge(w, 0, 25)
+	pair, _ := lattice.ChanceLocalised(&cm)
+	fmt.Printf("%d pair features, %d in contact (chance %.3f); charges %+.0f on site 3, %+.0f on site 26\n",
+		c.Pairs, c.PairsInContact, pair, c3, c26)
+	// Output:
+	// 2 pair features, 1 in contact (chance 0.080); charges +1 on site 3, -1 on site 26
 }
