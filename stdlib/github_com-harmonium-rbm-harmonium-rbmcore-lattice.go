@@ -27,9 +27,11 @@ func init() {
 		"MiyazawaJernigan": reflect.ValueOf(lattice.MiyazawaJernigan),
 		"NewModel":         reflect.ValueOf(lattice.NewModel),
 		"NewTracker":       reflect.ValueOf(lattice.NewTracker),
+		"OneHot":           reflect.ValueOf(lattice.OneHot),
 		"ParseSequence":    reflect.ValueOf(lattice.ParseSequence),
 		"Q":                reflect.ValueOf(lattice.Q),
 		"Sample":           reflect.ValueOf(lattice.Sample),
+		"ShuffleSites":     reflect.ValueOf(lattice.ShuffleSites),
 		"SiteWeights":      reflect.ValueOf(lattice.SiteWeights),
 		"StrongestPair":    reflect.ValueOf(lattice.StrongestPair),
 

@@ -1,0 +1,41 @@
+package lattice
+
+import (
+	"math/rand/v2"
+
+	"gonum.org/v1/gonum/mat"
+)
+
+// OneHot encodes sequences as the rows of a len(seqs)×(Length·Q) matrix:
+// column i·Q+a is 1 when site i holds amino acid a. This is the layout of
+// a Potts visible layer and of the weight matrices of CountFeatures.
+func OneHot(seqs []Sequence) *mat.Dense {
+	if len(seqs) == 0 {
+		return &mat.Dense{}
+	}
+	x := mat.NewDense(len(seqs), Length*Q, nil)
+	for r, v := range seqs {
+		row := x.RawRowView(r)
+		for i, a := range v {
+			row[i*Q+int(a)] = 1
+		}
+	}
+	return x
+}
+
+// ShuffleSites returns the column-shuffled alignment: every site permuted
+// independently across the sequences, with a permutation drawn from seed.
+// It keeps each site's amino-acid frequencies and destroys every
+// correlation between sites: the independent-site null model of an
+// alignment (Tubiana, Cocco & Monasson 2019, Fig. 12).
+func ShuffleSites(seqs []Sequence, seed uint64) []Sequence {
+	rng := rand.New(rand.NewPCG(seed, 7))
+	out := append([]Sequence(nil), seqs...)
+	for i := 0; i < Length; i++ {
+		perm := rng.Perm(len(seqs))
+		for r := range out {
+			out[r][i] = seqs[perm[r]][i]
+		}
+	}
+	return out
+}
