@@ -2,6 +2,7 @@ package lattice
 
 import (
 	"math"
+	"slices"
 	"strings"
 	"testing"
 
@@ -74,7 +75,7 @@ func TestFeatureSitesAndCounts(t *testing.T) {
 			}
 			continue
 		}
-		if !equalInts(got, want) {
+		if !slices.Equal(got, want) {
 			t.Errorf("feature %d: sites %v, want %v", mu, got, want)
 		}
 	}
@@ -99,26 +100,8 @@ func TestFeatureSitesAndCounts(t *testing.T) {
 }
 
 func sorted(x ...int) []int {
-	for i := range x {
-		for j := i + 1; j < len(x); j++ {
-			if x[j] < x[i] {
-				x[i], x[j] = x[j], x[i]
-			}
-		}
-	}
+	slices.Sort(x)
 	return x
-}
-
-func equalInts(a, b []int) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
 }
 
 // The chance fractions against closed forms: 28 contacts among the 351
