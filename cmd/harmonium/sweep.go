@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 	"syscall"
+	"time"
 
 	"github.com/harmonium-rbm/harmonium/lang"
 	"github.com/harmonium-rbm/harmonium/lang/sweep"
@@ -114,11 +115,12 @@ func sweepRun(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		fmt.Fprintf(stderr, "harmonium sweep run: %v\n", err)
 		return 1
 	}
+	terminal := isTerminal(stderr)
 	if !*quiet {
-		o.Progress = func(s sweep.Status) { fmt.Fprintf(stderr, "\rsweep %s: %s\033[K", o.Dir, s) }
+		o.Progress = progressLine(stderr, o.Dir, terminal)
 	}
 	t, err := sweep.Run(ctx, o)
-	if !*quiet {
+	if !*quiet && terminal {
 		fmt.Fprintln(stderr)
 	}
 	if err != nil {
@@ -202,4 +204,33 @@ func sweepCollect(args []string, stdout, stderr io.Writer) int {
 		}
 		return t.Save(*out)
 	})
+}
+
+// progressLine reports a sweep's progress on w. On a terminal it rewrites one
+// line at every poll; elsewhere (a Slurm batch log, a file, a pipe) it writes a
+// line only when the task counts change, so a day-long sweep leaves a log of
+// a few lines per task rather than one per poll.
+func progressLine(w io.Writer, dir string, terminal bool) func(sweep.Status) {
+	if terminal {
+		return func(s sweep.Status) { fmt.Fprintf(w, "\rsweep %s: %s\033[K", dir, s) }
+	}
+	last := [4]int{-1}
+	return func(s sweep.Status) {
+		counts := [4]int{s.Done, s.Running, s.Failed, s.Queued}
+		if counts == last {
+			return
+		}
+		last = counts
+		fmt.Fprintf(w, "sweep %s: %s (elapsed %s)\n", dir, s, s.Elapsed.Round(time.Second))
+	}
+}
+
+// isTerminal reports whether w is a character device such as a terminal.
+func isTerminal(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	if !ok {
+		return false
+	}
+	st, err := f.Stat()
+	return err == nil && st.Mode()&os.ModeCharDevice != 0
 }

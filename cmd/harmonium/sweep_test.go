@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/harmonium-rbm/harmonium/lang/sweep"
 )
@@ -70,5 +71,38 @@ func TestSweepCommand(t *testing.T) {
 	}
 	if b, _ := os.ReadFile(csv); !strings.Contains(string(b), "0,done,3,9,1") {
 		t.Errorf("table.csv: %s", b)
+	}
+}
+
+func TestProgressLine(t *testing.T) {
+	polls := []sweep.Status{
+		{Total: 3, Running: 2, Queued: 1, ETA: -1},
+		{Total: 3, Running: 2, Queued: 1, ETA: -1, Elapsed: time.Second},
+		{Total: 3, Done: 1, Running: 2, ETA: time.Minute, Elapsed: 2 * time.Second},
+		{Total: 3, Done: 1, Running: 2, ETA: 50 * time.Second, Elapsed: 3 * time.Second},
+		{Total: 3, Done: 3, Elapsed: 4 * time.Second},
+	}
+	var log bytes.Buffer
+	report := progressLine(&log, "out", false)
+	for _, s := range polls {
+		report(s)
+	}
+	lines := strings.Split(strings.TrimSuffix(log.String(), "\n"), "\n")
+	if len(lines) != 3 || strings.ContainsAny(log.String(), "\r\033") {
+		t.Fatalf("a log got %d lines (want one per change of the counts, 3) or terminal controls:\n%q", len(lines), log.String())
+	}
+	if want := "sweep out: 3/3 done, 0 running, 0 failed, 0 queued (elapsed 4s)"; lines[2] != want {
+		t.Errorf("last line %q, want %q", lines[2], want)
+	}
+	var term bytes.Buffer
+	report = progressLine(&term, "out", true)
+	for _, s := range polls {
+		report(s)
+	}
+	if n := strings.Count(term.String(), "\r"); n != len(polls) || strings.Contains(term.String(), "\n") {
+		t.Errorf("a terminal got %d carriage returns (want %d, one per poll) or a newline: %q", n, len(polls), term.String())
+	}
+	if isTerminal(&term) {
+		t.Error("a buffer is taken for a terminal")
 	}
 }
