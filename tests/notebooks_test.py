@@ -98,6 +98,9 @@ REQUIRED_PASS = {
         "Fig. 4g: bimodality b of the PC1 projections",
         "Fig. 6b: median y = −log(1−P_nat) of RBM sequences",
         "Fig. 6a: ⟨I⟩(h clamped +) − ⟨I⟩(h clamped −)",
+        # from the committed paper-length table, at every scale
+        "Table II at the paper's length: RBM pair features on contacts",
+        "Table II at the paper's length: RBM triplet features connected",
     ],
     "interaction-mapping.ipynb": [
         "Fig. 2: interactions of the N = 3",
