@@ -68,6 +68,14 @@ func TestTerminalProgress(t *testing.T) {
 	if got := rec.stderr.String(); !strings.Contains(got, "\rp 100% [") || !strings.Contains(got, " 2/2 [00:00<00:00, ") || !strings.HasSuffix(got, "it/s]\n") || len(rec.displays) != 0 {
 		t.Errorf("terminal bar = %q (displays %d)", got, len(rec.displays))
 	}
+	// Set to the total, then Done: the finished line is written once; a bar
+	// reused after it finished (and redrawn, past the redraw interval) ends
+	// its line again.
+	rec = &recorder{}
+	s.Execute(context.Background(), "import \"time\"\nc := display.NewProgress(\"q\", 2)\nc.Set(1)\nc.Set(2)\nc.Done()\ntime.Sleep(150 * time.Millisecond)\nc.Set(1)\nc.Done()", rec)
+	if got := rec.stderr.String(); strings.Count(got, "\n") != 2 || strings.Count(got, "q 100% [") != 2 {
+		t.Errorf("finished lines written %d times (want 2, one per completion), 100%% drawn %d times: %q", strings.Count(got, "\n"), strings.Count(got, "q 100% ["), got)
+	}
 }
 
 func TestCompleteAndInspect(t *testing.T) {

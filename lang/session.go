@@ -98,7 +98,7 @@ type Session struct {
 	siteVar   *int64         // the interpreted __hmSite: the marker of the last such statement entered
 
 	empty    *interp.Program // the empty program arm runs
-	progress map[string]bool // progress bars already shown (Jupyter mode)
+	progress map[string]bool // progress bars already shown (Jupyter mode) or completed (terminal mode)
 	ctxVar   context.Context // the `ctx` visible in cells
 
 	cellTypes cellTypes // the cells' struct types, for fmt (see fmttypes.go)
@@ -478,8 +478,18 @@ func (s *Session) Progress(id string, st display.ProgressState) {
 		return
 	}
 	if s.opts.Terminal {
+		// A completed bar ends its line once: a bar set to its total and then
+		// marked done would otherwise leave the finished line twice.
+		complete := st.Total > 0 && st.Done >= st.Total
+		s.curMu.Lock()
+		ended := s.progress[id]
+		s.progress[id] = complete
+		s.curMu.Unlock()
+		if complete && ended {
+			return
+		}
 		end := ""
-		if st.Total > 0 && st.Done >= st.Total {
+		if complete {
 			end = "\n"
 		}
 		out.Stream("stderr", "\r"+st.Text(30)+end)

@@ -12,6 +12,7 @@ import (
 	"os/signal"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"github.com/harmonium-rbm/harmonium/lang"
 )
@@ -66,16 +67,16 @@ func runMain(args []string, stdout, stderr io.Writer) int {
 // and is stored in the output map by finish, so a cell printing n bytes costs
 // O(n), not O(n²/chunk).
 type notebookOutput struct {
-	outputs  []map[string]any
-	byID     map[string][]int // display id -> indices of outputs showing it
-	terminal io.Writer
-	text     strings.Builder // text of outputs[len-1] while it is an open stream
-	open     bool            // outputs[len-1] is a stream whose text is in text
+	outputs []map[string]any
+	byID    map[string][]int // display id -> indices of outputs showing it
+	bars    *barWriter
+	text    strings.Builder // text of outputs[len-1] while it is an open stream
+	open    bool            // outputs[len-1] is a stream whose text is in text
 }
 
 func (o *notebookOutput) Stream(name, text string) {
 	if strings.HasPrefix(text, "\r") && name == "stderr" {
-		fmt.Fprint(o.terminal, text) // progress bar
+		o.bars.write(text)
 	}
 	if o.open && o.outputs[len(o.outputs)-1]["name"] == name {
 		o.text.WriteString(text)
@@ -219,6 +220,7 @@ func runNotebook(ctx context.Context, path, outPath string, allowErrors bool, st
 	}
 	defer s.Close()
 	status, count := 0, 0
+	bars := newBarWriter(stderr)
 	for i, c := range cells {
 		cell, ok := c.(map[string]any)
 		if !ok {
@@ -236,7 +238,7 @@ func runNotebook(ctx context.Context, path, outPath string, allowErrors bool, st
 			continue
 		}
 		count++
-		o := &notebookOutput{byID: map[string][]int{}, terminal: stderr}
+		o := &notebookOutput{byID: map[string][]int{}, bars: bars}
 		res := s.Execute(ctx, src, o)
 		outputs := o.finish()
 		if res.Data != nil {
@@ -312,14 +314,18 @@ func orEmptyList(l []string) []string {
 // beside the script.
 type scriptOutput struct {
 	stdout, stderr io.Writer
+	bars           *barWriter
 	base           string // image file prefix
 	cell, images   int
 }
 
 func (o *scriptOutput) Stream(name, text string) {
-	if name == "stderr" {
+	switch {
+	case name == "stderr" && strings.HasPrefix(text, "\r"):
+		o.bars.write(text)
+	case name == "stderr":
 		fmt.Fprint(o.stderr, text)
-	} else {
+	default:
 		fmt.Fprint(o.stdout, text)
 	}
 }
@@ -374,7 +380,7 @@ func runScript(ctx context.Context, path string, allowErrors bool, stdout, stder
 		return 1
 	}
 	defer s.Close()
-	o := &scriptOutput{stdout: stdout, stderr: stderr, base: strings.TrimSuffix(path, filepath.Ext(path))}
+	o := &scriptOutput{stdout: stdout, stderr: stderr, bars: newBarWriter(stderr), base: strings.TrimSuffix(path, filepath.Ext(path))}
 	status := 0
 	for i, src := range lang.ScriptCells(string(raw)) {
 		o.cell, o.images = i+1, 0
@@ -397,4 +403,34 @@ func runScript(ctx context.Context, path string, allowErrors bool, stdout, stder
 		return 0
 	}
 	return status
+}
+
+// logInterval is how often a progress bar is written to a log.
+const logInterval = 10 * time.Second
+
+// barWriter draws the progress bars cells print (lines that start with a
+// carriage return). A terminal gets every redraw; a log (a batch job's output
+// file, a pipe) gets the bar's current line at most once per logInterval and
+// the line it ends with, without carriage returns.
+type barWriter struct {
+	w        io.Writer
+	terminal bool
+	last     time.Time
+}
+
+func newBarWriter(w io.Writer) *barWriter { return &barWriter{w: w, terminal: isTerminal(w)} }
+
+func (b *barWriter) write(text string) {
+	if b.terminal {
+		fmt.Fprint(b.w, text)
+		return
+	}
+	ended := strings.Contains(text, "\n")
+	if !ended && time.Since(b.last) < logInterval {
+		return
+	}
+	b.last = time.Now()
+	if line := strings.TrimSpace(dropOverwritten(text)); line != "" {
+		fmt.Fprintln(b.w, line)
+	}
 }

@@ -10,6 +10,7 @@ import (
 	"runtime"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/harmonium-rbm/harmonium/lang"
 )
@@ -96,8 +97,8 @@ func TestRunNotebookRoundTrip(t *testing.T) {
 	if strings.Contains(text, "\r") || !strings.Contains(text, "2/2") {
 		t.Errorf("progress stream not tidied: %q", text)
 	}
-	if !strings.Contains(stderr.String(), "\rfit 100% [") {
-		t.Errorf("no terminal progress bar on stderr: %q", stderr.String())
+	if !strings.Contains(stderr.String(), "\nfit 100% [") || strings.Contains(stderr.String(), "\r") {
+		t.Errorf("stderr, not a terminal, should get the bar's last line without carriage returns: %q", stderr.String())
 	}
 }
 
@@ -168,7 +169,7 @@ func keysOf(m map[string]any) []string {
 func TestNotebookOutputLinear(t *testing.T) {
 	const size = 32 << 20
 	chunk := strings.Repeat("x", 32<<10)
-	o := &notebookOutput{byID: map[string][]int{}, terminal: io.Discard}
+	o := &notebookOutput{byID: map[string][]int{}, bars: newBarWriter(io.Discard)}
 	var before, after runtime.MemStats
 	runtime.ReadMemStats(&before)
 	for range size / len(chunk) {
@@ -186,7 +187,7 @@ func TestNotebookOutputLinear(t *testing.T) {
 }
 
 func TestNotebookOutputInterleaved(t *testing.T) {
-	o := &notebookOutput{byID: map[string][]int{}, terminal: io.Discard}
+	o := &notebookOutput{byID: map[string][]int{}, bars: newBarWriter(io.Discard)}
 	o.Stream("stdout", "a")
 	o.Stream("stdout", "b\n")
 	o.Stream("stderr", "50%\r100%\n")
@@ -241,5 +242,28 @@ func TestWriteFileAtomic(t *testing.T) {
 	}
 	if err := writeFileAtomic(filepath.Join(dir, "missing", "x"), nil, 0o644); err == nil || !strings.Contains(err.Error(), "missing") {
 		t.Errorf("write into a missing directory: %v", err)
+	}
+}
+
+func TestBarWriter(t *testing.T) {
+	var log bytes.Buffer
+	b := &barWriter{w: &log}
+	for _, text := range []string{"\rfit  10% [#", "\rfit  20% [##", "\rfit  30% [###\rfit  40% [####", "\rfit 100% [##########]\n"} {
+		b.write(text)
+	}
+	if want := "fit  10% [#\nfit 100% [##########]\n"; log.String() != want {
+		t.Errorf("a log got %q, want the first line and the last (updates in between come at most every %v)", log.String(), logInterval)
+	}
+	b.last = time.Now().Add(-logInterval)
+	b.write("\rfit  50% [#####\rfit  60% [######")
+	if !strings.HasSuffix(log.String(), "\nfit  60% [######\n") {
+		t.Errorf("after %v a log should get the current line: %q", logInterval, log.String())
+	}
+	var term bytes.Buffer
+	b = &barWriter{w: &term, terminal: true}
+	b.write("\rfit  10% [#")
+	b.write("\rfit  20% [##")
+	if term.String() != "\rfit  10% [#\rfit  20% [##" {
+		t.Errorf("a terminal should get every redraw: %q", term.String())
 	}
 }
