@@ -24,6 +24,7 @@ func init() {
 		"Int":               reflect.ValueOf(sweep.Int),
 		"Local":             reflect.ValueOf(constant.MakeFromLiteral("\"local\"", token.STRING, 0)),
 		"ParseGrid":         reflect.ValueOf(sweep.ParseGrid),
+		"ReadCSV":           reflect.ValueOf(sweep.ReadCSV),
 		"ReadGrid":          reflect.ValueOf(sweep.ReadGrid),
 		"ReadManifest":      reflect.ValueOf(sweep.ReadManifest),
 		"ReadStatus":        reflect.ValueOf(sweep.ReadStatus),

@@ -20,7 +20,7 @@ import (
 func init() {
 	subcommands["sweep"] = subcommand{sweepMain,
 		"sweep run SCRIPT.go --grid GRID.json --out DIR [--backend local|slurm] [--jobs K] [--threads T] [--retries R] [--slurm-opt \"…\"] [--force]\n" +
-			"      sweep status DIR | collect DIR [-o TABLE.csv|.json] [--mean] | cancel DIR | task DIR I\n" +
+			"      sweep status DIR | collect DIR [-o TABLE.csv|.json] [--mean] [--note TEXT] | cancel DIR | task DIR I\n" +
 			"                                run a parameter sweep (see lang/sweep)"}
 }
 
@@ -28,7 +28,7 @@ const sweepUsage = `usage:
   harmonium sweep run SCRIPT.go --grid GRID.json --out DIR [--backend local|slurm] [--jobs K]
                       [--threads T] [--retries R] [--slurm-opt "--partition=… --time=…"] [--force]
   harmonium sweep status DIR
-  harmonium sweep collect DIR [-o TABLE.csv|TABLE.json] [--mean]
+  harmonium sweep collect DIR [-o TABLE.csv|TABLE.json] [--mean] [--note "how it was made"]
   harmonium sweep cancel DIR
   harmonium sweep task DIR I      (run one task; what the backends run)`
 
@@ -186,6 +186,7 @@ func sweepCollect(args []string, stdout, stderr io.Writer) int {
 	fs.SetOutput(stderr)
 	out := fs.String("o", "", "write the table to `file` (.csv or .json) instead of printing it")
 	mean := fs.Bool("mean", false, "average over the repeated seeds (mean ± standard error)")
+	note := fs.String("note", "", "where the table comes from (`text`: the command, the grid), written as comment lines before a CSV table's header (sweep.ReadCSV reads it back)")
 	pos, err := parseInterleaved(fs, args)
 	if err != nil {
 		return 2
@@ -198,6 +199,7 @@ func sweepCollect(args []string, stdout, stderr io.Writer) int {
 		if *mean {
 			t = t.Aggregate()
 		}
+		t.Note = *note
 		if *out == "" {
 			fmt.Fprint(stdout, t)
 			return nil

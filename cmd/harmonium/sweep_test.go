@@ -66,11 +66,14 @@ func TestSweepCommand(t *testing.T) {
 		t.Errorf("collect: exit %d, %s", code, stdout.String())
 	}
 	csv := filepath.Join(dir, "t.csv")
-	if code := dispatch([]string{"sweep", "collect", out, "-o", csv}, &stdout, &stderr); code != 0 {
+	if code := dispatch([]string{"sweep", "collect", out, "-o", csv, "--note", "made by a test"}, &stdout, &stderr); code != 0 {
 		t.Fatalf("collect -o: exit %d, %s", code, stderr.String())
 	}
-	if b, _ := os.ReadFile(csv); !strings.Contains(string(b), "0,done,3,9,1") {
+	if b, _ := os.ReadFile(csv); !strings.Contains(string(b), "0,done,3,9,1") || !strings.Contains(string(b), "\n# made by a test\n") {
 		t.Errorf("table.csv: %s", b)
+	}
+	if tb, err := sweep.ReadCSV(csv); err != nil || tb.Note != "made by a test" || tb.Rows[0].Values["sq"] != 9 {
+		t.Errorf("the collected table read back: %+v, %v", tb, err)
 	}
 }
 

@@ -1,8 +1,10 @@
 package sweep
 
 import (
+	"bufio"
 	"encoding/csv"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"html"
 	"io"
@@ -32,6 +34,10 @@ type Table struct {
 	// Aggregated tables hold means; their result columns name_se hold
 	// the standard errors.
 	Aggregated bool
+	// Note says where the table came from (the command, the grid, the
+	// script): free text, written by WriteCSV as comment lines before the
+	// header and read back by ReadCSV. Collect leaves it empty.
+	Note string
 }
 
 // Row is one task (or, aggregated, one group of tasks).
@@ -334,9 +340,33 @@ func (t *Table) String() string {
 	return b.String()
 }
 
-// WriteCSV writes the table as CSV: a header, then one line per row, with
-// full-precision numbers and empty cells for missing results.
+// schemaPrefix starts the first line of a table's CSV form, which names the
+// parameter columns (the header alone cannot tell them from the results).
+const schemaPrefix = "# harmonium sweep table: "
+
+// WriteCSV writes the table as CSV: a comment line naming the parameter
+// columns (and the seed parameter, and whether the table is aggregated),
+// the Note as comment lines ("# …"), a header, then one line per row, with
+// full-precision numbers and empty cells for missing results. Readers that
+// skip comment lines (pandas' comment="#", R's comment.char) read the rest
+// as a plain CSV; ReadCSV reads all of it back.
 func (t *Table) WriteCSV(w io.Writer) error {
+	schema := schemaPrefix + "params=" + strings.Join(t.Params, ",")
+	if t.Seed != "" {
+		schema += "; seed=" + t.Seed
+	}
+	if t.Aggregated {
+		schema += "; aggregated"
+	}
+	lines := []string{schema}
+	if t.Note != "" {
+		for _, l := range strings.Split(strings.TrimRight(t.Note, "\n"), "\n") {
+			lines = append(lines, strings.TrimRight("# "+l, " "))
+		}
+	}
+	if _, err := io.WriteString(w, strings.Join(lines, "\n")+"\n"); err != nil {
+		return err
+	}
 	cw := csv.NewWriter(w)
 	header := append([]string{"task", "state"}, t.Params...)
 	header = append(append(header, t.Results...), "n")
@@ -346,7 +376,7 @@ func (t *Table) WriteCSV(w io.Writer) error {
 	for _, r := range t.Rows {
 		rec := []string{strconv.Itoa(r.Index), r.State}
 		for _, p := range t.Params {
-			rec = append(rec, fmt.Sprint(r.Params[p]))
+			rec = append(rec, csvParam(r.Params[p]))
 		}
 		for _, name := range t.Results {
 			s := ""
@@ -362,6 +392,162 @@ func (t *Table) WriteCSV(w io.Writer) error {
 	}
 	cw.Flush()
 	return cw.Error()
+}
+
+// csvParam writes a parameter so that ReadCSV reads back its type: a float
+// always with a fraction or an exponent (1 → 1.0).
+func csvParam(v any) string {
+	f, ok := v.(float64)
+	if !ok {
+		return fmt.Sprint(v)
+	}
+	s := strconv.FormatFloat(f, 'g', -1, 64)
+	if !strings.ContainsAny(s, ".eEIN") { // not NaN, ±Inf
+		s += ".0"
+	}
+	return s
+}
+
+// maxCSVColumns bounds the columns ReadCSV accepts, so that a corrupt file
+// fails before it allocates rows of that width.
+const maxCSVColumns = 10000
+
+// ReadCSV reads a table that WriteCSV wrote (`harmonium sweep collect DIR
+// -o TABLE.csv`), with its parameter columns, seed parameter, aggregation
+// and Note. A parameter cell reads back as an int64 when it is an integer,
+// a float64 when it is another number, a bool for true and false, and a
+// string otherwise (so a string parameter that looks like a number reads
+// as one; Where compares ints and floats by value). Errors name the file
+// and line.
+func ReadCSV(path string) (*Table, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("sweep: %w", err)
+	}
+	defer f.Close()
+	t, err := readCSV(f)
+	if err != nil {
+		return nil, fmt.Errorf("sweep: %s: %w", path, err)
+	}
+	return t, nil
+}
+
+// readCSV parses the CSV form of a table (see ReadCSV).
+func readCSV(r io.Reader) (*Table, error) {
+	br := bufio.NewReader(r)
+	first, err := br.ReadString('\n')
+	if err != nil && first == "" {
+		return nil, fmt.Errorf("line 1: empty file, want a line starting %q", schemaPrefix)
+	}
+	schema, ok := strings.CutPrefix(strings.TrimRight(first, "\r\n"), schemaPrefix)
+	if !ok {
+		return nil, fmt.Errorf("line 1: want a line starting %q (a table written by harmonium sweep collect -o FILE.csv)", schemaPrefix)
+	}
+	t := &Table{}
+	var params []string
+	for _, part := range strings.Split(schema, "; ") {
+		key, val, _ := strings.Cut(part, "=")
+		switch key {
+		case "params":
+			if val != "" {
+				params = strings.Split(val, ",")
+			}
+		case "seed":
+			t.Seed = val
+		case "aggregated":
+			t.Aggregated = true
+		default:
+			return nil, fmt.Errorf("line 1: unknown field %q", part)
+		}
+	}
+	// The Note: the comment lines between the schema line and the header.
+	skipped := 1
+	var note []string
+	for {
+		b, err := br.Peek(1)
+		if err != nil || b[0] != '#' {
+			break
+		}
+		l, _ := br.ReadString('\n')
+		skipped++
+		l = strings.TrimPrefix(strings.TrimRight(l, "\r\n"), "#")
+		note = append(note, strings.TrimPrefix(l, " "))
+	}
+	t.Note = strings.Join(note, "\n")
+	cr := csv.NewReader(br)
+	cr.Comment = '#'
+	header, err := cr.Read()
+	if err != nil {
+		return nil, fmt.Errorf("line %d, the header: %w", skipped+1, err)
+	}
+	// lineOf is the file's line number of the record the csv reader read
+	// last (it counts from the header).
+	lineOf := func() int {
+		l, _ := cr.FieldPos(0)
+		return l + skipped
+	}
+	line := lineOf()
+	np := len(params)
+	if len(header) > maxCSVColumns {
+		return nil, fmt.Errorf("line %d: %d columns, more than the %d a table may have", line, len(header), maxCSVColumns)
+	}
+	if len(header) < np+3 || header[0] != "task" || header[1] != "state" || header[len(header)-1] != "n" ||
+		strings.Join(header[2:2+np], ",") != strings.Join(params, ",") {
+		return nil, fmt.Errorf("line %d: header %q, want task, state, the parameters %q, the results, n", line, strings.Join(header, ","), strings.Join(params, ","))
+	}
+	t.Params = params
+	t.Results = header[2+np : len(header)-1]
+	for {
+		rec, err := cr.Read()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			var pe *csv.ParseError
+			if errors.As(err, &pe) {
+				return nil, fmt.Errorf("line %d: %w", pe.Line+skipped, pe.Err)
+			}
+			return nil, err
+		}
+		line := lineOf()
+		row := Row{State: rec[1], Params: Params{}, Values: map[string]float64{}}
+		if row.Index, err = strconv.Atoi(rec[0]); err != nil {
+			return nil, fmt.Errorf("line %d: task %q is not an integer", line, rec[0])
+		}
+		if row.N, err = strconv.Atoi(rec[len(rec)-1]); err != nil {
+			return nil, fmt.Errorf("line %d: n %q is not an integer", line, rec[len(rec)-1])
+		}
+		for k, name := range params {
+			row.Params[name] = parseCSVParam(rec[2+k])
+		}
+		for k, name := range t.Results {
+			cell := rec[2+np+k]
+			if cell == "" {
+				continue
+			}
+			v, err := strconv.ParseFloat(cell, 64)
+			if err != nil {
+				return nil, fmt.Errorf("line %d: result %s = %q is not a number", line, name, cell)
+			}
+			row.Values[name] = v
+		}
+		t.Rows = append(t.Rows, row)
+	}
+	return t, nil
+}
+
+// parseCSVParam gives a parameter cell its type (see ReadCSV).
+func parseCSVParam(s string) any {
+	if i, err := strconv.ParseInt(s, 10, 64); err == nil {
+		return i
+	}
+	if f, err := strconv.ParseFloat(s, 64); err == nil {
+		return f
+	}
+	if b, err := strconv.ParseBool(s); err == nil && (s == "true" || s == "false") {
+		return b
+	}
+	return s
 }
 
 // jsonRow is a row in the JSON form of a table.

@@ -2,6 +2,9 @@ package sweep
 
 import (
 	"math"
+	"os"
+	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 )
@@ -78,7 +81,82 @@ func TestTableRender(t *testing.T) {
 		t.Fatal(err)
 	}
 	lines := strings.Split(strings.TrimSpace(b.String()), "\n")
-	if lines[0] != "task,state,g,seed,ll,<b>,n" || lines[1] != "0,done,0.5,1,-1,,1" || lines[5] != "4,failed,0.1,2,,,1" {
+	if lines[0] != "# harmonium sweep table: params=g,seed; seed=seed" || lines[1] != "task,state,g,seed,ll,<b>,n" ||
+		lines[2] != "0,done,0.5,1,-1,,1" || lines[6] != "4,failed,0.1,2,,,1" {
 		t.Errorf("CSV:\n%s", b.String())
+	}
+}
+
+func TestCSVRoundTrip(t *testing.T) {
+	tb := testTable()
+	tb.Params = append(tb.Params, "kind", "on", "scale")
+	for k := range tb.Rows {
+		tb.Rows[k].Params["kind"] = []string{"real", "shuffled, with a comma"}[k%2]
+		tb.Rows[k].Params["on"] = k%2 == 0
+		tb.Rows[k].Params["scale"] = 2.0 // integral: must read back as a float
+	}
+	tb.Rows[1].Values["ll"] = math.NaN()
+	tb.Note = "made by: harmonium sweep run s.go --grid g.json\n\nsecond line"
+	path := filepath.Join(t.TempDir(), "t.csv")
+	if err := tb.Save(path); err != nil {
+		t.Fatal(err)
+	}
+	got, err := ReadCSV(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.Note != tb.Note || got.Seed != "seed" || got.Aggregated || !reflect.DeepEqual(got.Params, tb.Params) || !reflect.DeepEqual(got.Results, tb.Results) {
+		t.Fatalf("read back %+v, want %+v", got, tb)
+	}
+	if len(got.Rows) != len(tb.Rows) {
+		t.Fatalf("%d rows, want %d", len(got.Rows), len(tb.Rows))
+	}
+	for k, r := range got.Rows {
+		w := tb.Rows[k]
+		if r.Index != w.Index || r.State != w.State || r.N != w.N || !reflect.DeepEqual(r.Params, w.Params) {
+			t.Errorf("row %d: %+v, want %+v", k, r, w)
+		}
+		if len(r.Values) != len(w.Values) {
+			t.Errorf("row %d values %v, want %v", k, r.Values, w.Values)
+		}
+		for name, v := range w.Values {
+			if g := r.Values[name]; g != v && !(math.IsNaN(g) && math.IsNaN(v)) {
+				t.Errorf("row %d %s = %v, want %v", k, name, g, v)
+			}
+		}
+	}
+	if w := got.Where("seed", 1.0); len(w.Rows) != 2 {
+		t.Errorf("Where seed = 1.0 on the read table: %d rows", len(w.Rows))
+	}
+	// An aggregated table keeps its flag and its standard errors.
+	agg := tb.Aggregate()
+	if err := agg.Save(path); err != nil {
+		t.Fatal(err)
+	}
+	if got, err = ReadCSV(path); err != nil || !got.Aggregated || got.Seed != "" || got.Rows[0].Values["ll_se"] != agg.Rows[0].Values["ll_se"] {
+		t.Errorf("aggregated table read back as %+v (%v)", got, err)
+	}
+}
+
+func TestReadCSVErrors(t *testing.T) {
+	dir := t.TempDir()
+	schema := "# harmonium sweep table: params=g\n"
+	for _, c := range []struct{ text, want string }{
+		{"", "line 1: empty file"},
+		{"task,state,g,ll,n\n0,done,1.0,2,1\n", "line 1: want a line starting"},
+		{schema + "# a note\ntask,state,h,ll,n\n", `line 3: header "task,state,h,ll,n"`},
+		{schema + "task,state,g,ll,n\n0,done,1.0,2,1\n1,done,2.0,x,1\n", "line 4: result ll = \"x\" is not a number"},
+		{schema + "# a note\ntask,state,g,ll,n\n0,done,1.0,2,1\n1,done,2.0,1\n", "line 5: wrong number of fields"},
+		{schema + "task,state,g,ll,n\nzero,done,1.0,2,1\n", `line 3: task "zero" is not an integer`},
+		{"# harmonium sweep table: params=g; colour=red\n", `unknown field "colour=red"`},
+	} {
+		path := filepath.Join(dir, "t.csv")
+		if err := os.WriteFile(path, []byte(c.text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		_, err := ReadCSV(path)
+		if err == nil || !strings.Contains(err.Error(), c.want) || !strings.Contains(err.Error(), path) {
+			t.Errorf("%q: error %v, want one naming %s and containing %q", c.text, err, path, c.want)
+		}
 	}
 }
