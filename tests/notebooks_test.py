@@ -120,6 +120,7 @@ REQUIRED_PASS = {
         "log-likelihood gain M",
         "gap to the optimum at M",
         "tasks collected from the training directory",
+        "the averaged table saved as CSV and read back",
     ],
     "replica-hierarchical.ipynb": [
         "Fig. 2 sibling / cousin overlap",
