@@ -101,6 +101,7 @@ REQUIRED_PASS = {
         # from the committed paper-length table, at every scale
         "Table II at the paper's length: RBM pair features on contacts",
         "Table II at the paper's length: RBM triplet features connected",
+        "Table II at the paper's length: pair features on contacts, RBM − sparse PCA",
     ],
     "interaction-mapping.ipynb": [
         "Fig. 2: interactions of the N = 3",
