@@ -14,6 +14,7 @@ func init() {
 	Symbols["github.com/harmonium-rbm/harmonium/rbmcore/rbm/rbm"] = map[string]reflect.Value{
 		// function, constant and variable definitions
 		"BLASBackend":            reflect.ValueOf(rbm.BLASBackend),
+		"BLASKernel":             reflect.ValueOf(rbm.BLASKernel),
 		"BaseFromData":           reflect.ValueOf(rbm.BaseFromData),
 		"BennettAcceptanceRatio": reflect.ValueOf(rbm.BennettAcceptanceRatio),
 		"Binary":                 reflect.ValueOf(rbm.Binary),

@@ -4,6 +4,7 @@ package rbm
 
 /*
 #cgo LDFLAGS: -lopenblas
+char *openblas_get_corename(void);
 */
 import "C"
 
@@ -22,3 +23,7 @@ func init() {
 
 // blasBackend is the BLAS implementation compiled in (see BLASBackend).
 const blasBackend = "openblas"
+
+// blasKernel is the name of the kernels OpenBLAS chose for this CPU (see
+// BLASKernel).
+func blasKernel() string { return C.GoString(C.openblas_get_corename()) }

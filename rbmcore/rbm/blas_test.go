@@ -2,6 +2,8 @@ package rbm
 
 import (
 	"fmt"
+	"os"
+	"strings"
 	"testing"
 
 	"gonum.org/v1/gonum/blas/blas32"
@@ -19,5 +21,17 @@ func TestBLASBackendRouting(t *testing.T) {
 		if got := fmt.Sprintf("%T", impl); got != want {
 			t.Errorf("%s uses %s, BLASBackend() = %q wants %s", name, got, BLASBackend(), want)
 		}
+	}
+}
+
+// TestBLASKernel checks that the kernel name is empty exactly for the pure-Go
+// backend, and that OpenBLAS reports the kernels it was told to use.
+func TestBLASKernel(t *testing.T) {
+	k := BLASKernel()
+	if (k == "") != (BLASBackend() == "gonum") {
+		t.Fatalf("BLASKernel() = %q with the %s backend", k, BLASBackend())
+	}
+	if want := os.Getenv("OPENBLAS_CORETYPE"); want != "" && BLASBackend() == "openblas" && !strings.EqualFold(k, want) {
+		t.Errorf("BLASKernel() = %q, OPENBLAS_CORETYPE = %q", k, want)
 	}
 }
