@@ -395,17 +395,17 @@ func (t *Table) WriteCSV(w io.Writer) error {
 }
 
 // csvParam writes a parameter so that ReadCSV reads back its type: a float
-// always with a fraction or an exponent (1 → 1.0).
+// always with a fraction or an exponent (1 → 1.0), as in JSON (formatFloat),
+// and NaN and ±Inf unquoted.
 func csvParam(v any) string {
 	f, ok := v.(float64)
 	if !ok {
 		return fmt.Sprint(v)
 	}
-	s := strconv.FormatFloat(f, 'g', -1, 64)
-	if !strings.ContainsAny(s, ".eEIN") { // not NaN, ±Inf
-		s += ".0"
+	if math.IsNaN(f) || math.IsInf(f, 0) {
+		return strconv.FormatFloat(f, 'g', -1, 64)
 	}
-	return s
+	return formatFloat(f)
 }
 
 // maxCSVColumns bounds the columns ReadCSV accepts, so that a corrupt file
@@ -536,16 +536,17 @@ func readCSV(r io.Reader) (*Table, error) {
 	return t, nil
 }
 
-// parseCSVParam gives a parameter cell its type (see ReadCSV).
+// parseCSVParam gives a parameter cell its type (see ReadCSV): a number
+// the way a grid's are typed (normalize), then true and false, then a string.
 func parseCSVParam(s string) any {
-	if i, err := strconv.ParseInt(s, 10, 64); err == nil {
-		return i
+	if v, err := normalize(json.Number(s)); err == nil {
+		return v
 	}
-	if f, err := strconv.ParseFloat(s, 64); err == nil {
-		return f
-	}
-	if b, err := strconv.ParseBool(s); err == nil && (s == "true" || s == "false") {
-		return b
+	switch s {
+	case "true":
+		return true
+	case "false":
+		return false
 	}
 	return s
 }
