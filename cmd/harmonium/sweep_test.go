@@ -72,8 +72,20 @@ func TestSweepCommand(t *testing.T) {
 	if b, _ := os.ReadFile(csv); !strings.Contains(string(b), "0,done,3,9,1") || !strings.Contains(string(b), "\n# made by a test\n") {
 		t.Errorf("table.csv: %s", b)
 	}
-	if tb, err := sweep.ReadCSV(csv); err != nil || tb.Note != "made by a test" || tb.Rows[0].Values["sq"] != 9 {
-		t.Errorf("the collected table read back: %+v, %v", tb, err)
+	tb, err := sweep.ReadCSV(csv)
+	if err != nil || tb.Note != "made by a test" || tb.Rows[0].Values["sq"] != 9 {
+		t.Fatalf("the collected table read back: %+v, %v", tb, err)
+	}
+	// The table names the script it came from, and says whether it is whole.
+	src, _ := os.ReadFile(script)
+	if err := tb.CheckScript(string(src)); err != nil {
+		t.Errorf("the collected table against its own script: %v", err)
+	}
+	if err := tb.CheckScript(string(src) + "\n"); err == nil {
+		t.Error("the collected table passed CheckScript against another script")
+	}
+	if err := tb.CheckDone(); err != nil {
+		t.Errorf("CheckDone on a finished sweep: %v", err)
 	}
 }
 

@@ -1,6 +1,8 @@
 package sweep_test
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -39,4 +41,18 @@ func ExampleReadCSV() {
 	// harmonium sweep run rbm.go --grid grid.json --out runs
 	// M = 10: p = 0.41
 	// M = 100: p = 0.21
+}
+
+// A notebook that reads a committed table refuses one that another version
+// of its script produced: Collect records the script's SHA-256, and the CSV
+// form keeps it.
+func ExampleTable_CheckScript() {
+	script := `sweep.Record("p", 0.2)`
+	sum := sha256.Sum256([]byte(script))
+	t := &sweep.Table{ScriptSHA256: hex.EncodeToString(sum[:])}
+	fmt.Println(t.CheckScript(script))
+	fmt.Println(t.CheckScript(script+" // edited") != nil)
+	// Output:
+	// <nil>
+	// true
 }

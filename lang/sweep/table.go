@@ -2,7 +2,9 @@ package sweep
 
 import (
 	"bufio"
+	"crypto/sha256"
 	"encoding/csv"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -38,6 +40,12 @@ type Table struct {
 	// script): free text, written by WriteCSV as comment lines before the
 	// header and read back by ReadCSV. Collect leaves it empty.
 	Note string
+	// ScriptSHA256 is the hex SHA-256 of the script that produced the
+	// table ("": unknown). Collect takes it from the sweep's manifest,
+	// WriteCSV and ReadCSV keep it, and CheckScript compares it with a
+	// script's text, so that a notebook can refuse results of another
+	// version of its script.
+	ScriptSHA256 string
 }
 
 // Row is one task (or, aggregated, one group of tasks).
@@ -62,7 +70,7 @@ func Collect(dir string) (*Table, error) {
 	if err != nil {
 		return nil, err
 	}
-	t := &Table{Params: m.Names, Seed: m.Grid.SeedName()}
+	t := &Table{Params: m.Names, Seed: m.Grid.SeedName(), ScriptSHA256: m.ScriptSHA256}
 	seen := map[string]bool{}
 	for i, p := range m.Tasks {
 		ts := taskStatus(dir, i, p)
@@ -97,6 +105,35 @@ func (t *Table) Done() *Table {
 	return &out
 }
 
+// CheckDone reports an error naming the first row whose task is not done
+// (failed, running or never run), so that a committed table with a hole in
+// it cannot pass for a complete one.
+func (t *Table) CheckDone() error {
+	for _, r := range t.Rows {
+		if r.State != StatusDone {
+			params, _ := r.Params.MarshalJSON()
+			return fmt.Errorf("sweep: task %d %s is %s, not done", r.Index, params, r.State)
+		}
+	}
+	return nil
+}
+
+// CheckScript reports an error unless the table was produced by a script
+// whose text is source (ScriptSHA256 is its SHA-256). Results of an edited
+// script describe another experiment: the error says to run the sweep
+// again.
+func (t *Table) CheckScript(source string) error {
+	sum := sha256.Sum256([]byte(source))
+	want := hex.EncodeToString(sum[:])
+	switch t.ScriptSHA256 {
+	case want:
+		return nil
+	case "":
+		return fmt.Errorf("sweep: the table does not say which script produced it (no script SHA-256), want %s", want)
+	}
+	return fmt.Errorf("sweep: the table was produced by the script with SHA-256 %s, not by this one (%s): run the sweep again with this script", t.ScriptSHA256, want)
+}
+
 // Where returns the table of the rows whose parameter name equals v (an
 // int matches an equal float).
 func (t *Table) Where(name string, v any) *Table {
@@ -128,7 +165,7 @@ func (t *Table) Aggregate() *Table {
 	if t.Seed == "" || t.Aggregated {
 		return done
 	}
-	out := &Table{Seed: "", Aggregated: true}
+	out := &Table{Seed: "", Aggregated: true, Note: t.Note, ScriptSHA256: t.ScriptSHA256}
 	for _, p := range t.Params {
 		if p != t.Seed {
 			out.Params = append(out.Params, p)
@@ -345,7 +382,8 @@ func (t *Table) String() string {
 const schemaPrefix = "# harmonium sweep table: "
 
 // WriteCSV writes the table as CSV: a comment line naming the parameter
-// columns (and the seed parameter, and whether the table is aggregated),
+// columns (and the seed parameter, whether the table is aggregated, and
+// the script's SHA-256),
 // the Note as comment lines ("# …"), a header, then one line per row, with
 // full-precision numbers and empty cells for missing results. Readers that
 // skip comment lines (pandas' comment="#", R's comment.char) read the rest
@@ -357,6 +395,9 @@ func (t *Table) WriteCSV(w io.Writer) error {
 	}
 	if t.Aggregated {
 		schema += "; aggregated"
+	}
+	if t.ScriptSHA256 != "" {
+		schema += "; script_sha256=" + t.ScriptSHA256
 	}
 	lines := []string{schema}
 	if t.Note != "" {
@@ -413,8 +454,8 @@ func csvParam(v any) string {
 const maxCSVColumns = 10000
 
 // ReadCSV reads a table that WriteCSV wrote (`harmonium sweep collect DIR
-// -o TABLE.csv`), with its parameter columns, seed parameter, aggregation
-// and Note. A parameter cell reads back as an int64 when it is an integer,
+// -o TABLE.csv`), with its parameter columns, seed parameter, aggregation,
+// script hash and Note. A parameter cell reads back as an int64 when it is an integer,
 // a float64 when it is another number, a bool for true and false, and a
 // string otherwise (so a string parameter that looks like a number reads
 // as one; Where compares ints and floats by value). Errors name the file
@@ -456,6 +497,11 @@ func readCSV(r io.Reader) (*Table, error) {
 			t.Seed = val
 		case "aggregated":
 			t.Aggregated = true
+		case "script_sha256":
+			if _, err := hex.DecodeString(val); err != nil || len(val) != 2*sha256.Size {
+				return nil, fmt.Errorf("line 1: script_sha256=%q is not a hex SHA-256", val)
+			}
+			t.ScriptSHA256 = val
 		default:
 			return nil, fmt.Errorf("line 1: unknown field %q", part)
 		}
@@ -561,7 +607,7 @@ type jsonRow struct {
 }
 
 // WriteJSON writes the table as a JSON array of rows (task, state, n,
-// params, results).
+// params, results). Only the CSV form keeps the Note and ScriptSHA256.
 func (t *Table) WriteJSON(w io.Writer) error {
 	rows := make([]jsonRow, len(t.Rows))
 	for k, r := range t.Rows {

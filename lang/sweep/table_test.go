@@ -1,6 +1,8 @@
 package sweep
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"math"
 	"os"
 	"path/filepath"
@@ -158,5 +160,44 @@ func TestReadCSVErrors(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), c.want) || !strings.Contains(err.Error(), path) {
 			t.Errorf("%q: error %v, want one naming %s and containing %q", c.text, err, path, c.want)
 		}
+	}
+}
+
+func TestCheckScriptAndDone(t *testing.T) {
+	const script = "sweep.Record(\"x\", 1)\n"
+	sum := sha256.Sum256([]byte(script))
+	tb := testTable()
+	if err := tb.CheckScript(script); err == nil || !strings.Contains(err.Error(), "does not say") {
+		t.Errorf("a table without a script hash: %v", err)
+	}
+	tb.ScriptSHA256 = hex.EncodeToString(sum[:])
+	if err := tb.CheckScript(script); err != nil {
+		t.Errorf("the table's own script: %v", err)
+	}
+	if err := tb.CheckScript(script + "// edited\n"); err == nil || !strings.Contains(err.Error(), tb.ScriptSHA256) {
+		t.Errorf("an edited script: %v, want an error naming the table's hash", err)
+	}
+	// The hash survives the CSV form and averaging.
+	path := filepath.Join(t.TempDir(), "t.csv")
+	if err := tb.Aggregate().Save(path); err != nil {
+		t.Fatal(err)
+	}
+	back, err := ReadCSV(path)
+	if err != nil || back.CheckScript(script) != nil {
+		t.Errorf("read back: %v, hash %q", err, back.ScriptSHA256)
+	}
+	// Task 4 of testTable failed.
+	if err := tb.CheckDone(); err == nil || !strings.Contains(err.Error(), "task 4") || !strings.Contains(err.Error(), "failed") {
+		t.Errorf("CheckDone with a failed task: %v", err)
+	}
+	if err := tb.Done().CheckDone(); err != nil {
+		t.Errorf("CheckDone on the done rows: %v", err)
+	}
+	bad := filepath.Join(t.TempDir(), "bad.csv")
+	if err := os.WriteFile(bad, []byte("# harmonium sweep table: params=g; script_sha256=abc\ntask,state,g,n\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := ReadCSV(bad); err == nil || !strings.Contains(err.Error(), "not a hex SHA-256") {
+		t.Errorf("a malformed script hash: %v", err)
 	}
 }
