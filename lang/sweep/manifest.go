@@ -53,6 +53,13 @@ type Manifest struct {
 	Tasks []Params `json:"tasks"`
 }
 
+// scriptSHA256 is the hex SHA-256 of a script's text: the manifest's
+// ScriptSHA256, which a table carries and CheckScript compares.
+func scriptSHA256(src []byte) string {
+	sum := sha256.Sum256(src)
+	return hex.EncodeToString(sum[:])
+}
+
 // plan describes a sweep to lay out in a directory.
 type plan struct {
 	dir, scriptName string
@@ -75,8 +82,7 @@ func writePlan(ctx context.Context, p plan) (*Manifest, error) {
 	if err != nil {
 		return nil, fmt.Errorf("sweep: %w", err)
 	}
-	sum := sha256.Sum256(p.src)
-	m := &Manifest{Format: manifestFormat, Script: p.scriptName, ScriptSHA256: hex.EncodeToString(sum[:]),
+	m := &Manifest{Format: manifestFormat, Script: p.scriptName, ScriptSHA256: scriptSHA256(p.src),
 		Grid: p.grid, Names: p.grid.Names(), Workdir: wd, Threads: max(p.threads, 1), Created: time.Now().UTC(), Tasks: tasks}
 	old, err := ReadManifest(p.dir)
 	switch {

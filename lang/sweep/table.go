@@ -123,8 +123,7 @@ func (t *Table) CheckDone() error {
 // script describe another experiment: the error says to run the sweep
 // again.
 func (t *Table) CheckScript(source string) error {
-	sum := sha256.Sum256([]byte(source))
-	want := hex.EncodeToString(sum[:])
+	want := scriptSHA256([]byte(source))
 	switch t.ScriptSHA256 {
 	case want:
 		return nil

@@ -183,8 +183,11 @@ func TestCheckScriptAndDone(t *testing.T) {
 		t.Fatal(err)
 	}
 	back, err := ReadCSV(path)
-	if err != nil || back.CheckScript(script) != nil {
-		t.Errorf("read back: %v, hash %q", err, back.ScriptSHA256)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if back.CheckScript(script) != nil {
+		t.Errorf("read back with hash %q", back.ScriptSHA256)
 	}
 	// Task 4 of testTable failed.
 	if err := tb.CheckDone(); err == nil || !strings.Contains(err.Error(), "task 4") || !strings.Contains(err.Error(), "failed") {
