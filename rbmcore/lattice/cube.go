@@ -158,6 +158,10 @@ type EnumerateOptions struct {
 	Progress func(Progress)
 }
 
+// assembleCheck is how many structures Enumerate assembles between checks
+// of its context (a few milliseconds of work).
+const assembleCheck = 4096
+
 // Enumerate lists the maximally compact 27-mers: every Hamiltonian path of
 // the 3×3×3 grid graph up to the 48 symmetries of the cube, with their
 // contact maps (see Structures).
@@ -222,7 +226,19 @@ func Enumerate(ctx context.Context, opts EnumerateOptions) (*Structures, error) 
 	if err := ctx.Err(); err != nil {
 		return nil, fmt.Errorf("lattice: Enumerate: interrupted after %d of %d subtrees: %w", done.Load(), len(tasks), err)
 	}
-	st := &Structures{}
+	// Assembling the structures takes about half the call, so it checks
+	// ctx too: every assembleCheck structures and between its phases.
+	assembling := func() error {
+		if err := ctx.Err(); err != nil {
+			return fmt.Errorf("lattice: Enumerate: interrupted while assembling the structures: %w", err)
+		}
+		return nil
+	}
+	n := 0
+	for _, r := range results {
+		n += len(r)
+	}
+	st := &Structures{walks: make([][Length]site, 0, 2*n)}
 	for _, r := range results {
 		for _, p := range r {
 			st.walks = append(st.walks, p)
@@ -232,12 +248,23 @@ func Enumerate(ctx context.Context, opts EnumerateOptions) (*Structures, error) 
 				st.reversible++
 			}
 		}
+		if err := assembling(); err != nil {
+			return nil, err
+		}
 	}
 	sort.Slice(st.walks, func(a, b int) bool { return lessWalk(&st.walks[a], &st.walks[b]) })
+	if err := assembling(); err != nil {
+		return nil, err
+	}
 	st.contacts = make([][Contacts][2]uint8, len(st.walks))
 	for s := range st.walks {
 		if err := contactsOf(&st.walks[s], &st.contacts[s]); err != nil {
 			return nil, fmt.Errorf("lattice: Enumerate: structure %d: %w", s, err)
+		}
+		if s%assembleCheck == 0 {
+			if err := assembling(); err != nil {
+				return nil, err
+			}
 		}
 	}
 	return st, nil
