@@ -25,6 +25,7 @@ func init() {
 		"Local":             reflect.ValueOf(constant.MakeFromLiteral("\"local\"", token.STRING, 0)),
 		"ParseGrid":         reflect.ValueOf(sweep.ParseGrid),
 		"ReadCSV":           reflect.ValueOf(sweep.ReadCSV),
+		"ReadChecked":       reflect.ValueOf(sweep.ReadChecked),
 		"ReadGrid":          reflect.ValueOf(sweep.ReadGrid),
 		"ReadManifest":      reflect.ValueOf(sweep.ReadManifest),
 		"ReadStatus":        reflect.ValueOf(sweep.ReadStatus),

@@ -76,6 +76,6 @@
 // A sweep too long for a notebook (hours of a cluster) comes back as a
 // committed table: `harmonium sweep collect DIR -o TABLE.csv --note "…"`
 // writes it with the SHA-256 of the script, and the notebook reads it with
-// ReadCSV and checks it with CheckScript (made by this version of its
+// ReadChecked: ReadCSV, then CheckScript (made by this version of its
 // script?) and CheckDone (every task finished?).
 package sweep

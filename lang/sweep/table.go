@@ -472,6 +472,24 @@ func ReadCSV(path string) (*Table, error) {
 	return t, nil
 }
 
+// ReadChecked reads a committed table (ReadCSV) and checks it before any
+// use: it must come from script (CheckScript) and every task must be done
+// (CheckDone). Errors name the file. It is how a notebook reads the table
+// of a sweep run once and committed next to it.
+func ReadChecked(path, script string) (*Table, error) {
+	t, err := ReadCSV(path)
+	if err != nil {
+		return nil, err
+	}
+	if err := t.CheckScript(script); err != nil {
+		return nil, fmt.Errorf("%s: %w (the command is in its note)", path, err)
+	}
+	if err := t.CheckDone(); err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return t, nil
+}
+
 // readCSV parses the CSV form of a table (see ReadCSV).
 func readCSV(r io.Reader) (*Table, error) {
 	br := bufio.NewReader(r)

@@ -203,4 +203,27 @@ func TestCheckScriptAndDone(t *testing.T) {
 	if _, err := ReadCSV(bad); err == nil || !strings.Contains(err.Error(), "not a hex SHA-256") {
 		t.Errorf("a malformed script hash: %v", err)
 	}
+	// ReadChecked: the done rows from their own script pass; another script, a failed task or a
+	// missing file is an error naming the file.
+	donePath := filepath.Join(t.TempDir(), "done.csv")
+	done := tb.Done()
+	if err := done.Save(donePath); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := ReadChecked(donePath, script); err != nil || len(got.Rows) != len(done.Rows) {
+		t.Errorf("ReadChecked of a complete table from its script: %v", err)
+	}
+	failedPath := filepath.Join(t.TempDir(), "failed.csv")
+	if err := tb.Save(failedPath); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct{ path, script, want string }{
+		{donePath, script + "// edited\n", "run the sweep again"},
+		{failedPath, script, "task 4"},
+		{filepath.Join(t.TempDir(), "missing.csv"), script, "missing.csv"},
+	} {
+		if _, err := ReadChecked(c.path, c.script); err == nil || !strings.Contains(err.Error(), c.want) || !strings.Contains(err.Error(), filepath.Base(c.path)) {
+			t.Errorf("ReadChecked(%s): %v, want an error naming the file and containing %q", filepath.Base(c.path), err, c.want)
+		}
+	}
 }
