@@ -30,6 +30,7 @@ func init() {
 		"OneHot":           reflect.ValueOf(lattice.OneHot),
 		"ParseSequence":    reflect.ValueOf(lattice.ParseSequence),
 		"Q":                reflect.ValueOf(lattice.Q),
+		"ReadSequences":    reflect.ValueOf(lattice.ReadSequences),
 		"Sample":           reflect.ValueOf(lattice.Sample),
 		"ShuffleSites":     reflect.ValueOf(lattice.ShuffleSites),
 		"SiteWeights":      reflect.ValueOf(lattice.SiteWeights),

@@ -1,7 +1,11 @@
 package lattice
 
 import (
+	"bufio"
+	"fmt"
 	"math/rand/v2"
+	"os"
+	"strings"
 
 	"gonum.org/v1/gonum/mat"
 )
@@ -38,4 +42,36 @@ func ShuffleSites(seqs []Sequence, seed uint64) []Sequence {
 		}
 	}
 	return out
+}
+
+// ReadSequences reads an alignment written one sequence per line, as
+// Sequence.String prints it (blank lines and surrounding spaces are
+// ignored). The file is read line by line, so a corrupt or hostile file
+// costs no more memory than its valid sequences; an error names the file
+// and the line.
+func ReadSequences(path string) ([]Sequence, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("lattice: ReadSequences: %w", err)
+	}
+	defer f.Close()
+	var out []Sequence
+	sc := bufio.NewScanner(f)
+	line := 0
+	for sc.Scan() {
+		line++
+		text := strings.TrimSpace(sc.Text())
+		if text == "" {
+			continue
+		}
+		v, err := ParseSequence(text)
+		if err != nil {
+			return nil, fmt.Errorf("%s, line %d: %w", path, line, err)
+		}
+		out = append(out, v)
+	}
+	if err := sc.Err(); err != nil {
+		return nil, fmt.Errorf("%s, line %d: %w", path, line+1, err)
+	}
+	return out, nil
 }

@@ -2,6 +2,9 @@ package lattice
 
 import (
 	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"strings"
 	"testing"
 )
 
@@ -65,5 +68,45 @@ func TestShuffleSites(t *testing.T) {
 	}
 	if same > 40 {
 		t.Errorf("sites 3 and 4 agree in %d of 200 shuffled rows, want about 10", same)
+	}
+}
+
+func TestReadSequences(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 6))
+	want := []Sequence{randomSequence(rng), randomSequence(rng), randomSequence(rng)}
+	dir := t.TempDir()
+	good := filepath.Join(dir, "good.txt")
+	// Blank lines, surrounding spaces and lower case are accepted.
+	text := want[0].String() + "\n\n  " + strings.ToLower(want[1].String()) + "  \n" + want[2].String()
+	if err := os.WriteFile(good, []byte(text), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	got, err := ReadSequences(good)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != len(want) {
+		t.Fatalf("%d sequences, want %d", len(got), len(want))
+	}
+	for k := range want {
+		if got[k] != want[k] {
+			t.Errorf("sequence %d: %s, want %s", k, got[k], want[k])
+		}
+	}
+	for _, c := range []struct{ name, text, msg string }{
+		{"short.txt", want[0].String() + "\n" + "ACDE\n", "short.txt, line 2"},
+		{"letter.txt", "\n\n" + strings.Repeat("B", Length), "letter.txt, line 3"},
+		{"long.txt", want[0].String() + "\n" + strings.Repeat("A", 1<<17), "long.txt, line 2"},
+	} {
+		path := filepath.Join(dir, c.name)
+		if err := os.WriteFile(path, []byte(c.text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := ReadSequences(path); err == nil || !strings.Contains(err.Error(), c.msg) {
+			t.Errorf("%s: error %v, want one naming %q", c.name, err, c.msg)
+		}
+	}
+	if _, err := ReadSequences(filepath.Join(dir, "missing.txt")); err == nil || !strings.Contains(err.Error(), "missing.txt") {
+		t.Errorf("missing file: error %v, want one naming it", err)
 	}
 }
