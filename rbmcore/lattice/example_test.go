@@ -3,6 +3,8 @@ package lattice_test
 import (
 	"context"
 	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 
 	"gonum.org/v1/gonum/mat"
@@ -65,4 +67,32 @@ func ExampleCountFeatures() {
 		c.Pairs, c.PairsInContact, pair, c3, c26)
 	// Output:
 	// 2 pair features, 1 in contact (chance 0.080); charges +1 on site 3, -1 on site 26
+}
+
+// Write an alignment one sequence per line and read it back; a bad line is
+// an error that names the file and the line.
+func ExampleReadSequences() {
+	dir, err := os.MkdirTemp("", "alignment")
+	if err != nil {
+		panic(err)
+	}
+	defer os.RemoveAll(dir)
+	path := filepath.Join(dir, "alignment.txt")
+	text := "ACDEFGHIKLMNPQRSTVWYACDEFGH\n\nCCCCCCCCCCCCCCCCCCCCCCCCCCC\n"
+	if err := os.WriteFile(path, []byte(text), 0o644); err != nil {
+		panic(err)
+	}
+	seqs, err := lattice.ReadSequences(path)
+	if err != nil {
+		panic(err)
+	}
+	fmt.Println(len(seqs), seqs[1])
+	if err := os.WriteFile(path, []byte(text+"ACDE\n"), 0o644); err != nil {
+		panic(err)
+	}
+	_, err = lattice.ReadSequences(path)
+	fmt.Println(strings.TrimPrefix(err.Error(), path))
+	// Output:
+	// 2 CCCCCCCCCCCCCCCCCCCCCCCCCCC
+	// , line 4: lattice: ParseSequence: "ACDE" has 4 letters, want 27
 }
