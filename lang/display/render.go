@@ -58,7 +58,8 @@ var PlotSize = [2]vg.Length{5 * vg.Inch, 3.5 * vg.Inch}
 var MaxTableSize = 12
 
 // Bundle returns the MIME bundle for v: plots and heat maps as PNG (see PlotDPI), images as PNG,
-// gonum matrices as an HTML table, rbmcore models and results as an HTML
+// gonum matrices as an HTML table, tables (Table, Reproduction) as HTML and
+// their whole fixed-width text, rbmcore models and results as an HTML
 // summary of their fields, values implementing HTMLer, Markdowner,
 // LaTeXer, PNGer or SVGer through their methods, and always a text/plain
 // fallback. Binary data is base64-encoded, ready for the Jupyter wire.
@@ -92,6 +93,12 @@ func Bundle(v any) MIMEBundle {
 		heatMapBundle(b, x)
 	case *HeatMap:
 		heatMapBundle(b, *x)
+	case *Table:
+		// A table's text is its terminal rendering, kept whole however many rows it has: the bound of Text
+		// is for values printed by accident.
+		b["text/html"], b["text/plain"] = x.HTML(), x.String()
+	case *Reproduction:
+		b["text/html"], b["text/plain"] = x.HTML(), x.String()
 	case mat.Matrix:
 		b["text/html"] = MatrixHTML(x)
 		b["text/plain"] = Text(x)

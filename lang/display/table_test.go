@@ -1,6 +1,7 @@
 package display
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 )
@@ -72,5 +73,26 @@ func TestReproductionNull(t *testing.T) {
 	}
 	if line := strings.Split(r.String(), "\n")[4]; !strings.HasPrefix(line, "null: shuffled data | must fail ") || !strings.HasSuffix(line, "| fail") {
 		t.Errorf("text row: %q", line)
+	}
+}
+
+// A long table keeps every row in its text/plain rendering, beyond the bound
+// that Text puts on values printed by accident.
+func TestBundleLongTable(t *testing.T) {
+	r := NewReproduction("a long table")
+	long := strings.Repeat("x", 200)
+	for k := 0; k < 200; k++ {
+		r.Check(fmt.Sprintf("row %d %s", k, long), "paper", "1.0", "> 0", true)
+	}
+	last := fmt.Sprintf("row %d %s", 199, long)
+	for _, v := range []any{r, &r.Table} {
+		b := Bundle(v)
+		text, _ := b["text/plain"].(string)
+		if len(text) <= maxText || !strings.Contains(text, last) || strings.Contains(text, "more bytes") {
+			t.Errorf("%T: text/plain of %d bytes lacks the last row or is truncated", v, len(text))
+		}
+		if html, _ := b["text/html"].(string); !strings.Contains(html, last) {
+			t.Errorf("%T: text/html lacks the last row", v)
+		}
 	}
 }
