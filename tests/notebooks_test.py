@@ -98,6 +98,7 @@ REQUIRED_PASS = {
         "Fig. 4g: bimodality b of the PC1 projections",
         "Fig. 6b: median y = −log(1−P_nat) of RBM sequences",
         "Fig. 6a: ⟨I⟩(h clamped +) − ⟨I⟩(h clamped −)",
+        "Fig. 7: p(λ₁²=0) − p(λ₁²=",
         # from the committed paper-length table, at every scale
         "Table II at the paper's length: RBM pair features on contacts",
         "Table II at the paper's length: RBM triplet features connected",
