@@ -35,6 +35,7 @@ func init() {
 		"ShuffleSites":     reflect.ValueOf(lattice.ShuffleSites),
 		"SiteWeights":      reflect.ValueOf(lattice.SiteWeights),
 		"StrongestPair":    reflect.ValueOf(lattice.StrongestPair),
+		"WriteSequences":   reflect.ValueOf(lattice.WriteSequences),
 
 		// type definitions
 		"Energies":         reflect.ValueOf((*lattice.Energies)(nil)),

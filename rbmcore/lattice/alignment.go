@@ -3,11 +3,14 @@ package lattice
 import (
 	"bufio"
 	"fmt"
+	"io"
 	"math/rand/v2"
 	"os"
 	"strings"
 
 	"gonum.org/v1/gonum/mat"
+
+	"github.com/harmonium-rbm/harmonium/rbmcore/internal/atomicfile"
 )
 
 // OneHot encodes sequences as the rows of a len(seqs)×(Length·Q) matrix:
@@ -74,4 +77,24 @@ func ReadSequences(path string) ([]Sequence, error) {
 		return nil, fmt.Errorf("%s, line %d: %w", path, line+1, err)
 	}
 	return out, nil
+}
+
+// WriteSequences writes seqs to path one per line, as ReadSequences reads
+// them. The write is atomic: on any error path is left as it was.
+func WriteSequences(path string, seqs []Sequence) error {
+	err := atomicfile.Write(path, func(w io.Writer) error {
+		for k := range seqs {
+			if err := seqs[k].check(); err != nil {
+				return fmt.Errorf("sequence %d: %w", k, err)
+			}
+			if _, err := io.WriteString(w, seqs[k].String()+"\n"); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("lattice: WriteSequences %s: %w", path, err)
+	}
+	return nil
 }

@@ -110,3 +110,36 @@ func TestReadSequences(t *testing.T) {
 		t.Errorf("missing file: error %v, want one naming it", err)
 	}
 }
+
+func TestWriteSequences(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 8))
+	want := make([]Sequence, 50)
+	for k := range want {
+		want[k] = randomSequence(rng)
+	}
+	path := filepath.Join(t.TempDir(), "alignment.txt")
+	if err := WriteSequences(path, want); err != nil {
+		t.Fatal(err)
+	}
+	got, err := ReadSequences(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != len(want) {
+		t.Fatalf("read back %d sequences, want %d", len(got), len(want))
+	}
+	for k := range want {
+		if got[k] != want[k] {
+			t.Fatalf("sequence %d: read back %s, want %s", k, got[k], want[k])
+		}
+	}
+	// A sequence with a state outside the alphabet is an error and leaves the file as it was.
+	bad := append([]Sequence(nil), want[:3]...)
+	bad[2][5] = uint8(Q)
+	if err := WriteSequences(path, bad); err == nil || !strings.Contains(err.Error(), "sequence 2") {
+		t.Fatalf("error %v, want one naming sequence 2", err)
+	}
+	if again, err := ReadSequences(path); err != nil || len(again) != len(want) {
+		t.Fatalf("after a failed write: %d sequences, error %v; want the %d written before", len(again), err, len(want))
+	}
+}
