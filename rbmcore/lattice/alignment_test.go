@@ -81,18 +81,7 @@ func TestReadSequences(t *testing.T) {
 	if err := os.WriteFile(good, []byte(text), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	got, err := ReadSequences(good)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(got) != len(want) {
-		t.Fatalf("%d sequences, want %d", len(got), len(want))
-	}
-	for k := range want {
-		if got[k] != want[k] {
-			t.Errorf("sequence %d: %s, want %s", k, got[k], want[k])
-		}
-	}
+	readsBack(t, good, want)
 	for _, c := range []struct{ name, text, msg string }{
 		{"short.txt", want[0].String() + "\n" + "ACDE\n", "short.txt, line 2"},
 		{"letter.txt", "\n\n" + strings.Repeat("B", Length), "letter.txt, line 3"},
@@ -121,18 +110,7 @@ func TestWriteSequences(t *testing.T) {
 	if err := WriteSequences(path, want); err != nil {
 		t.Fatal(err)
 	}
-	got, err := ReadSequences(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(got) != len(want) {
-		t.Fatalf("read back %d sequences, want %d", len(got), len(want))
-	}
-	for k := range want {
-		if got[k] != want[k] {
-			t.Fatalf("sequence %d: read back %s, want %s", k, got[k], want[k])
-		}
-	}
+	readsBack(t, path, want)
 	// A sequence with a state outside the alphabet is an error and leaves the file as it was.
 	bad := append([]Sequence(nil), want[:3]...)
 	bad[2][5] = uint8(Q)
@@ -141,5 +119,22 @@ func TestWriteSequences(t *testing.T) {
 	}
 	if again, err := ReadSequences(path); err != nil || len(again) != len(want) {
 		t.Fatalf("after a failed write: %d sequences, error %v; want the %d written before", len(again), err, len(want))
+	}
+}
+
+// readsBack checks that ReadSequences reads want from path.
+func readsBack(t *testing.T, path string, want []Sequence) {
+	t.Helper()
+	got, err := ReadSequences(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != len(want) {
+		t.Fatalf("%s: %d sequences, want %d", path, len(got), len(want))
+	}
+	for k := range want {
+		if got[k] != want[k] {
+			t.Fatalf("%s: sequence %d is %s, want %s", path, k, got[k], want[k])
+		}
 	}
 }
