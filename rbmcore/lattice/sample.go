@@ -24,7 +24,10 @@ import (
 // is (2,25), (4,21), (10,21), (0,17), (0,19) here. DefaultTarget is the
 // only one of the ten in which their sites 2, 16, 18, 23 and 25 form a
 // connected patch of contacts, as their weight 4 (the "upper side")
-// requires. Its sites 1 and 26 are not in contact, as in their S_A.
+// requires. Its sites 1 and 26 are not in contact, as in their S_A. The
+// alignment the authors distribute with their reference code agrees: of
+// its first 80 sequences, 74 have their lowest energy in DefaultTarget
+// (the other six in the one structure that shares 22 of its 28 contacts).
 const DefaultTarget = 20706
 
 // SampleOptions controls Sample. The zero value samples the alignment of
