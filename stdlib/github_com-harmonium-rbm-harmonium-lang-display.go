@@ -32,6 +32,7 @@ func init() {
 		"NullPaper":       reflect.ValueOf(constant.MakeFromLiteral("\"must fail\"", token.STRING, 0)),
 		"NullPrefix":      reflect.ValueOf(constant.MakeFromLiteral("\"null: \"", token.STRING, 0)),
 		"PNG":             reflect.ValueOf(display.PNG),
+		"PadAxes":         reflect.ValueOf(display.PadAxes),
 		"Paper":           reflect.ValueOf(display.Paper),
 		"PlotDPI":         reflect.ValueOf(constant.MakeFromLiteral("192", token.INT, 0)),
 		"PlotSize":        reflect.ValueOf(&display.PlotSize).Elem(),
