@@ -75,8 +75,13 @@ func legendWidth(p *plot.Plot) vg.Length {
 }
 
 // plotBundle fills b with p rendered as PNG at PlotSize plus room for the
-// legend, with the metadata that displays it at its logical size.
+// legend, with the metadata that displays it at its logical size. The axes
+// are drawn padded (PadAxes), like the default margins of matplotlib, and p
+// keeps its own ranges, so showing it again does not pad it twice.
 func plotBundle(b MIMEBundle, p *plot.Plot) {
+	x, y := p.X, p.Y
+	defer func() { p.X, p.Y = x, y }()
+	PadAxes(p)
 	lw := legendWidth(p)
 	img, meta, err := renderPNG(PlotSize[0]+lw, PlotSize[1], func(c draw.Canvas) { drawPlot(p, c, lw) })
 	if err != nil {
@@ -320,7 +325,8 @@ const (
 // set by plot.Add to the data's extremes, put them: a linear axis gains 5 %
 // of its span on each side (±0.5 when the span is zero), a logarithmic axis
 // (plot.LogScale) a factor 1.15. Call it once, after the last plotter is
-// added.
+// added. Bundle and Show pad a plot by themselves; PadAxes is for plots
+// drawn on a canvas of one's own, such as panels of a figure.
 func PadAxes(p *plot.Plot) {
 	padAxis(&p.X)
 	padAxis(&p.Y)

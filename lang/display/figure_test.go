@@ -13,6 +13,7 @@ import (
 	"gonum.org/v1/gonum/mat"
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
+	"gonum.org/v1/plot/vg/draw"
 )
 
 // decodeBundlePNG decodes the PNG of a bundle and returns it with the logical
@@ -210,5 +211,34 @@ func TestHeatMapColourBarWidth(t *testing.T) {
 		if want := colourBarBar.Points() / 72 * 192; math.Abs(float64(red)-want) > 4 {
 			t.Errorf("max %g: the bar is %d pixels wide, want %.0f", top, red, want)
 		}
+	}
+}
+
+// TestBundlePadsPlots checks that a shown plot is drawn with padded axes and
+// keeps its own ranges.
+func TestBundlePadsPlots(t *testing.T) {
+	p := linePlot(t, false)
+	data, _ := Split(Bundle(p))
+	got, err := base64.StdEncoding.DecodeString(data["image/png"].(string))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p.X.Min != 0 || p.X.Max != 1 || p.Y.Min != 0 || p.Y.Max != 1 {
+		t.Errorf("Bundle changed the plot's ranges to x [%v, %v], y [%v, %v]", p.X.Min, p.X.Max, p.Y.Min, p.Y.Max)
+	}
+	render := func(q *plot.Plot) []byte {
+		img, _, err := renderPNG(PlotSize[0], PlotSize[1], func(c draw.Canvas) { drawPlot(q, c, 0) })
+		if err != nil {
+			t.Fatal(err)
+		}
+		return img
+	}
+	padded := linePlot(t, false)
+	PadAxes(padded)
+	if !bytes.Equal(got, render(padded)) {
+		t.Error("the bundle's PNG is not the plot drawn with padded axes")
+	}
+	if bytes.Equal(got, render(linePlot(t, false))) {
+		t.Error("the bundle's PNG is the plot drawn without padding")
 	}
 }

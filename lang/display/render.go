@@ -57,9 +57,10 @@ var PlotSize = [2]vg.Length{5 * vg.Inch, 3.5 * vg.Inch}
 // larger matrices show their corners with ellipses.
 var MaxTableSize = 12
 
-// Bundle returns the MIME bundle for v: plots and heat maps as PNG (see PlotDPI), images as PNG,
-// gonum matrices as an HTML table, tables (Table, Reproduction) as HTML and
-// their whole fixed-width text, rbmcore models and results as an HTML
+// Bundle returns the MIME bundle for v: plots (with padded axes, see
+// PadAxes) and heat maps as PNG (see PlotDPI), images as PNG, gonum matrices
+// as an HTML table, tables (Table, Reproduction) as HTML and their whole
+// fixed-width text, rbmcore models and results as an HTML
 // summary of their fields, values implementing HTMLer, Markdowner,
 // LaTeXer, PNGer or SVGer through their methods, and always a text/plain
 // fallback. Binary data is base64-encoded, ready for the Jupyter wire.
