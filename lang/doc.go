@@ -39,8 +39,14 @@
 // float64, wrong for a float32 x), slices.Concat()
 // without arguments, errors.As into a cell's type through an error wrapped
 // by compiled code (fmt.Errorf("%w")), %T of a cell's type that has a
-// String method, and named non-struct types (%T of `type celsius float64`
-// prints float64). Left out on purpose: os.Exit (it panics "os.Exit(1)"
+// String method, named non-struct types (%T of `type celsius float64`
+// prints float64), and two type assertions of the interpreter: a value of a
+// cell's struct type held in a compiled interface type (io.Reader,
+// plot.Normalizer) does not assert back to that type (x.(T) reports false,
+// a type switch takes its default case; a pointer type *T works), and
+// asserting a compiled interface value to a compiled empty struct type
+// (n.(plot.LogScale)) panics (assert interface{}(n) instead, or use a type
+// switch). Left out on purpose: os.Exit (it panics "os.Exit(1)"
 // instead of ending the kernel), syscall's process control and unsafe.
 //
 // Every cell sees, without importing them, display (rich output), sweep
