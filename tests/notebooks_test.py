@@ -104,7 +104,8 @@ REQUIRED_PASS = {
         "Table II at the paper's length: RBM pair features on contacts",
         "Table II at the paper's length: RBM triplet features connected",
         "Table II at the paper's length: pair features on contacts, RBM − sparse PCA",
-        "Fig. 7a at the paper's length: train pseudo-lik.",
+        "Fig. 7a at the paper's length, PCD: train pseudo-lik.",
+        "Fig. 7a at the paper's length, parallel tempering: train log-lik.",
     ],
     "interaction-mapping.ipynb": [
         "Fig. 2: interactions of the N = 3",
