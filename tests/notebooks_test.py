@@ -71,6 +71,11 @@ REQUIRED_PASS = {
         "Eq. 15a fields vs F(0) − F(e_k)",
         "Step vs Exp at M = ",
         "chains ×10, 20 epochs: PL gain M = 50 → 250: Linear gains least",
+        "after 20 epochs: best PL at M = 50",
+        # the first 100 epochs of the paper's schedule, from the committed table, at every scale
+        "the paper's schedule, 100 epochs: best PL at M = 50",
+        "the paper's schedule, 100 epochs: Step has the lowest LL (AIS)",
+        "the paper's schedule, 100 epochs: Linear's PL above the others at M = 50 throughout",
     ],
     "place-cells.ipynb": [
         "Fig. 2: correlation length ξ at β = 1",
