@@ -72,6 +72,7 @@ REQUIRED_PASS = {
         "Step vs Exp at M = ",
         "chains ×10, 20 epochs: PL gain M = 50 → 250: Linear gains least",
         "after 20 epochs: best PL at M = 50",
+        "after 20 epochs: RMS weight falls M = 50 → 250",
         # the first 100 epochs of the paper's schedule, from the committed table, at every scale
         "the paper's schedule, 100 epochs: best PL at M = 50",
         "the paper's schedule, 100 epochs: Step has the lowest LL (AIS)",
