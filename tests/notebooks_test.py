@@ -75,7 +75,7 @@ REQUIRED_PASS = {
         "after 20 epochs: RMS weight falls M = 50 → 250",
         # the first 100 epochs of the paper's schedule, from the committed table, at every scale
         "the paper's schedule, 100 epochs: best PL at M = 50",
-        "the paper's schedule, 100 epochs: Step has the lowest LL (AIS)",
+        "the paper's schedule, 100 epochs: RMS weight falls M = 50 → 250",
         "the paper's schedule, 100 epochs: Linear's PL above the others at M = 50 throughout",
     ],
     "place-cells.ipynb": [
