@@ -55,6 +55,15 @@
 // checkpoint) and leaves DIR resumable. If the driver itself is killed,
 // its tasks get SIGTERM too, and finished tasks are kept.
 //
+// Each local task keeps Options.Threads cores busy. To leave a machine
+// responsive for interactive work, run the sweep with fewer Jobs or at low
+// priority (`nice -n 19 harmonium sweep run …`). On Linux with autogroup
+// scheduling (/proc/sys/kernel/sched_autogroup_enabled = 1) a nice value acts
+// only within its session, so a sweep started in a session of its own (a new
+// terminal, setsid) still competes as an equal with every other busy
+// session unless the priority of its group is lowered too:
+// `echo 19 > /proc/PID/autogroup`, PID being the driver's.
+//
 // Slurm submits one job array (sbatch --array=…%K) whose task I runs
 // `harmonium sweep task DIR I`, follows it with squeue (and scontrol, or
 // sacct where accounting exists) every Options.Poll, reads each task's
