@@ -45,7 +45,7 @@ REQUIRED_PASS = {
         "held-out log PL per pixel",
         "held-out reconstruction error",
         "mean pixel density of model samples",
-        "mean pixel density of the PCD persistent chains",
+        "persistent chains ≈ equilibrium samples of the final model",
         "max |J| difference, Eq. 15b",
         "log Z by AIS vs exact, 12-unit RBM",
         "held-out log-likelihood",
