@@ -94,7 +94,6 @@ REQUIRED_PASS = {
         "Fig. 11a: largest r with angular modulation",
     ],
     "compositional-representations.ipynb": [
-        "Fig. 9a: median p_µ(M = 1) − p_µ(M = 30)",
         "R-RBM prototypical regime",
         "R-RBM compositional regime",
         "R-RBM intricate regime",
