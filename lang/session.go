@@ -22,6 +22,9 @@ import (
 
 // Output is where a running cell sends what it produces, live. The kernel
 // implements it by publishing on iopub; `harmonium run` by recording outputs.
+// Its methods are called concurrently (from the readers of the cell's captured
+// stdout and stderr, and from the cell itself for displays and progress bars),
+// so an implementation must be safe for concurrent use.
 type Output interface {
 	// Stream sends text on "stdout" or "stderr".
 	Stream(name, text string)

@@ -12,6 +12,7 @@ import (
 	"os/signal"
 	"path/filepath"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/harmonium-rbm/harmonium/lang"
@@ -66,7 +67,12 @@ func runMain(args []string, stdout, stderr io.Writer) int {
 // last output, when it is a stream, grows in a builder (amortised linear)
 // and is stored in the output map by finish, so a cell printing n bytes costs
 // O(n), not O(n²/chunk).
+//
+// The session calls it from several goroutines at once (the readers of the
+// cell's stdout and stderr, and the cell's progress bars), so every method
+// holds mu.
 type notebookOutput struct {
+	mu      sync.Mutex
 	outputs []map[string]any
 	byID    map[string][]int // display id -> indices of outputs showing it
 	bars    *barWriter
@@ -75,6 +81,8 @@ type notebookOutput struct {
 }
 
 func (o *notebookOutput) Stream(name, text string) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
 	if strings.HasPrefix(text, "\r") && name == "stderr" {
 		o.bars.write(text)
 	}
@@ -88,7 +96,8 @@ func (o *notebookOutput) Stream(name, text string) {
 	o.open = true
 }
 
-// closeStream stores the text of the open stream output in its map.
+// closeStream stores the text of the open stream output in its map; the
+// caller holds mu.
 func (o *notebookOutput) closeStream() {
 	if !o.open {
 		return
@@ -100,12 +109,16 @@ func (o *notebookOutput) closeStream() {
 
 // finish returns the cell's outputs with stream text complete and tidied.
 func (o *notebookOutput) finish() []map[string]any {
+	o.mu.Lock()
+	defer o.mu.Unlock()
 	o.closeStream()
 	tidyStreams(o.outputs)
 	return o.outputs
 }
 
 func (o *notebookOutput) Display(data, metadata, transient map[string]any, update bool) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
 	id, _ := transient["display_id"].(string)
 	if update {
 		for _, i := range o.byID[id] {
@@ -122,6 +135,8 @@ func (o *notebookOutput) Display(data, metadata, transient map[string]any, updat
 }
 
 func (o *notebookOutput) ClearOutput(bool) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
 	o.outputs = nil
 	o.byID = map[string][]int{}
 	o.text = strings.Builder{}

@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -205,6 +206,53 @@ func TestNotebookOutputInterleaved(t *testing.T) {
 		}
 		if got != w {
 			t.Errorf("output %d = %q, want %q", i, got, w)
+		}
+	}
+}
+
+// The session writes a cell's stdout, its stderr and its displays from
+// different goroutines. Every stream output must keep its text, and each
+// stream's text must come out whole and in order, however the calls
+// interleave (go test -race checks the locking itself).
+func TestNotebookOutputConcurrent(t *testing.T) {
+	o := &notebookOutput{byID: map[string][]int{}, bars: newBarWriter(io.Discard)}
+	const n = 2000
+	var wg sync.WaitGroup
+	for _, name := range []string{"stdout", "stderr"} {
+		wg.Add(1)
+		go func(name string) {
+			defer wg.Done()
+			for i := range n {
+				o.Stream(name, fmt.Sprintf("%s %d\n", name, i))
+			}
+		}(name)
+	}
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		for i := range n / 10 {
+			o.Display(map[string]any{"text/plain": fmt.Sprint(i)}, nil, map[string]any{"display_id": "bar"}, i > 0)
+		}
+	}()
+	wg.Wait()
+	got := map[string]*strings.Builder{"stdout": {}, "stderr": {}}
+	for k, out := range o.finish() {
+		if out["output_type"] != "stream" {
+			continue
+		}
+		text, ok := out["text"].(string)
+		if !ok {
+			t.Fatalf("output %d (%v) has no text: %v", k, out["name"], out)
+		}
+		got[out["name"].(string)].WriteString(text)
+	}
+	for name, b := range got {
+		var want strings.Builder
+		for i := range n {
+			fmt.Fprintf(&want, "%s %d\n", name, i)
+		}
+		if b.String() != want.String() {
+			t.Errorf("%s: %d bytes recorded, want %d in order", name, b.Len(), want.Len())
 		}
 	}
 }
