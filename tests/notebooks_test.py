@@ -29,6 +29,8 @@ import tempfile
 import unittest
 import zlib
 
+import nbformat
+
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 BIN = os.environ.get("HARMONIUM_BIN", os.path.join(ROOT, "bin", "harmonium"))
 NOTEBOOKS = sorted(glob.glob(os.path.join(ROOT, "notebooks", "*.ipynb")))
@@ -277,6 +279,10 @@ class NotebookTest(unittest.TestCase):
     def check_executed(self, path, name):
         with open(path) as f:
             nb = json.load(f)
+        try:
+            nbformat.validate(nbformat.from_dict(nb))
+        except nbformat.ValidationError as e:
+            self.fail(f"{name}: the executed notebook is not valid nbformat: {e}")
         outs = list(outputs(nb))
         errors = [o for o in outs if o["output_type"] == "error"]
         self.assertEqual(errors, [], f"{name}: error outputs")
