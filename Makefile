@@ -45,10 +45,10 @@ test-go:
 
 # The race detector, quick tier: the kernel, the interpreter session (whose interrupts
 # stop programs without yaegi's racy ExecuteWithContext), rbmcore, and the output
-# recorder of `harmonium run`, which the session calls from several goroutines.
+# recorders of `harmonium run`, which the session calls from several goroutines.
 test-race:
 	$(GO) test $(GOFLAGS_T) -race -short -count=1 -timeout 15m ./kernel/... ./lang ./rbmcore/...
-	$(GO) test $(GOFLAGS_T) -race -short -count=1 -run NotebookOutput ./cmd/harmonium
+	$(GO) test $(GOFLAGS_T) -race -short -count=1 -run 'NotebookOutput|ScriptOutput' ./cmd/harmonium
 
 test-py: install
 	HARMONIUM_BIN=$(CURDIR)/$(BIN) $(PY) -m unittest discover -s tests -p '*_test.py' -v

@@ -326,8 +326,10 @@ func orEmptyList(l []string) []string {
 }
 
 // scriptOutput prints a script's output on the terminal and saves images
-// beside the script.
+// beside the script. Like notebookOutput it is called from several goroutines
+// at once, so its methods hold mu.
 type scriptOutput struct {
+	mu             sync.Mutex
 	stdout, stderr io.Writer
 	bars           *barWriter
 	base           string // image file prefix
@@ -335,6 +337,8 @@ type scriptOutput struct {
 }
 
 func (o *scriptOutput) Stream(name, text string) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
 	switch {
 	case name == "stderr" && strings.HasPrefix(text, "\r"):
 		o.bars.write(text)
@@ -346,6 +350,8 @@ func (o *scriptOutput) Stream(name, text string) {
 }
 
 func (o *scriptOutput) Display(data, _, _ map[string]any, update bool) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
 	o.show(data)
 }
 
@@ -398,10 +404,12 @@ func runScript(ctx context.Context, path string, allowErrors bool, stdout, stder
 	o := &scriptOutput{stdout: stdout, stderr: stderr, bars: newBarWriter(stderr), base: strings.TrimSuffix(path, filepath.Ext(path))}
 	status := 0
 	for i, src := range lang.ScriptCells(string(raw)) {
+		o.mu.Lock()
 		o.cell, o.images = i+1, 0
+		o.mu.Unlock()
 		res := s.Execute(ctx, src, o)
 		if res.Data != nil {
-			o.show(res.Data)
+			o.Display(res.Data, nil, nil, false)
 		}
 		if res.Err != nil {
 			fmt.Fprintf(stderr, "%s\nharmonium run: %s: cell %d failed: %s: %s\n", strings.Join(res.Err.Traceback, "\n"), path, i+1, res.Err.Name, res.Err.Value)

@@ -257,6 +257,56 @@ func TestNotebookOutputConcurrent(t *testing.T) {
 	}
 }
 
+// A script's output is written from the same goroutines as a notebook's:
+// progress bars from the cell, text from the pipe readers (go test -race).
+func TestScriptOutputConcurrent(t *testing.T) {
+	var out, errs lockedBuffer
+	o := &scriptOutput{stdout: &out, stderr: &errs, bars: newBarWriter(&errs), base: filepath.Join(t.TempDir(), "s")}
+	const n = 500
+	var wg sync.WaitGroup
+	for _, text := range []string{"line\n", "\r 50% bar", "\r100% bar\n", "warning\n"} {
+		wg.Add(1)
+		go func(text string) {
+			defer wg.Done()
+			name := "stderr"
+			if text == "line\n" {
+				name = "stdout"
+			}
+			for range n {
+				o.Stream(name, text)
+			}
+		}(text)
+	}
+	wg.Wait()
+	if got := strings.Count(out.String(), "line\n"); got != n {
+		t.Errorf("stdout has %d of %d lines", got, n)
+	}
+	if got := strings.Count(errs.String(), "warning\n"); got != n {
+		t.Errorf("stderr has %d of %d warnings", got, n)
+	}
+	if got := strings.Count(errs.String(), "100% bar\n"); got != n {
+		t.Errorf("stderr has %d of %d finished bars", got, n)
+	}
+}
+
+// lockedBuffer is a bytes.Buffer safe for concurrent writes, like a terminal.
+type lockedBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *lockedBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *lockedBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
+}
+
 func TestDropOverwritten(t *testing.T) {
 	for in, want := range map[string]string{
 		"plain\ntext":           "plain\ntext",
