@@ -366,6 +366,21 @@ class NotebookTest(unittest.TestCase):
                 for bad in ("../shared", "shared/data", '"shared"'):
                     self.assertNotIn(bad, src, f"{os.path.basename(nbpath)} cell {k}")
 
+    def test_committed_valid(self):
+        """Each committed notebook is valid nbformat as saved, with the unique cell ids that
+        nbformat 4.5 requires (nbformat itself only warns about missing ones, and a front
+        end would add them and mark the notebook modified)."""
+        for nbpath in NOTEBOOKS:
+            with open(nbpath) as f:
+                nb = json.load(f)
+            name = os.path.basename(nbpath)
+            with self.subTest(notebook=name):
+                nbformat.validate(nbformat.from_dict(nb))
+                if (nb["nbformat"], nb["nbformat_minor"]) >= (4, 5):
+                    ids = [c.get("id") for c in nb["cells"]]
+                    self.assertNotIn(None, ids, f"{name}: a cell has no id")
+                    self.assertEqual(len(set(ids)), len(ids), f"{name}: duplicate cell ids")
+
     def test_prose(self):
         """Markdown cells read as a paper's supplement: no development log and no raw
         LaTeX outside $…$."""
