@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/harmonium-rbm/harmonium/lang"
+	"github.com/harmonium-rbm/harmonium/rbmcore/atomicfile"
 )
 
 func init() {
@@ -297,8 +298,8 @@ func runNotebook(ctx context.Context, path, outPath string, allowErrors bool, st
 		fmt.Fprintf(stderr, "harmonium run: encoding the notebook for %s: %v\n", outPath, err)
 		return 1
 	}
-	if err := writeFileAtomic(outPath, append(b, '\n'), 0o644); err != nil {
-		fmt.Fprintf(stderr, "harmonium run: %v\n", err)
+	if err := atomicfile.WriteBytes(outPath, append(b, '\n')); err != nil {
+		fmt.Fprintf(stderr, "harmonium run: writing %s: %v\n", outPath, err)
 		return 1
 	}
 	if abs, err := filepath.Abs(outPath); err == nil {

@@ -321,28 +321,6 @@ func TestDropOverwritten(t *testing.T) {
 	}
 }
 
-func TestWriteFileAtomic(t *testing.T) {
-	dir := t.TempDir()
-	p := filepath.Join(dir, "nb.ipynb")
-	if err := os.WriteFile(p, []byte("old"), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	if err := writeFileAtomic(p, []byte("new"), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	b, _ := os.ReadFile(p)
-	fi, _ := os.Stat(p)
-	if string(b) != "new" || fi.Mode().Perm() != 0o600 {
-		t.Errorf("content %q mode %v, want \"new\" and the old file's 0600", b, fi.Mode().Perm())
-	}
-	if ents, _ := os.ReadDir(dir); len(ents) != 1 {
-		t.Errorf("temporary file left behind: %v", ents)
-	}
-	if err := writeFileAtomic(filepath.Join(dir, "missing", "x"), nil, 0o644); err == nil || !strings.Contains(err.Error(), "missing") {
-		t.Errorf("write into a missing directory: %v", err)
-	}
-}
-
 func TestBarWriter(t *testing.T) {
 	var log bytes.Buffer
 	b := &barWriter{w: &log}

@@ -13,6 +13,8 @@ import (
 	"slices"
 	"strconv"
 	"time"
+
+	"github.com/harmonium-rbm/harmonium/rbmcore/atomicfile"
 )
 
 // manifestFormat identifies manifest files.
@@ -161,22 +163,10 @@ func ReadManifest(dir string) (*Manifest, error) {
 // taskDir is the directory of task i.
 func taskDir(dir string, i int) string { return filepath.Join(dir, tasksDir, strconv.Itoa(i)) }
 
-// writeFileAtomic writes b to path through a temporary file and a rename,
-// so readers see the old or the new content, never a part.
+// writeFileAtomic writes b to path atomically (package atomicfile), so
+// readers see the old or the new content, never a part.
 func writeFileAtomic(path string, b []byte) error {
-	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp*")
-	if err != nil {
-		return fmt.Errorf("sweep: writing %s: %w", path, err)
-	}
-	_, werr := tmp.Write(b)
-	serr := tmp.Sync()
-	cerr := tmp.Close()
-	if err := errors.Join(werr, serr, cerr); err != nil {
-		os.Remove(tmp.Name())
-		return fmt.Errorf("sweep: writing %s: %w", path, err)
-	}
-	if err := os.Rename(tmp.Name(), path); err != nil {
-		os.Remove(tmp.Name())
+	if err := atomicfile.WriteBytes(path, b); err != nil {
 		return fmt.Errorf("sweep: writing %s: %w", path, err)
 	}
 	return nil

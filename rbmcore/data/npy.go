@@ -10,7 +10,7 @@ import (
 
 	"gonum.org/v1/gonum/mat"
 
-	"github.com/harmonium-rbm/harmonium/rbmcore/internal/atomicfile"
+	"github.com/harmonium-rbm/harmonium/rbmcore/atomicfile"
 )
 
 // LoadNPY reads a numpy .npy file (format versions 1–3) holding a 1-D or 2-D

@@ -10,7 +10,7 @@ import (
 
 	"gonum.org/v1/gonum/mat"
 
-	"github.com/harmonium-rbm/harmonium/rbmcore/internal/atomicfile"
+	"github.com/harmonium-rbm/harmonium/rbmcore/atomicfile"
 )
 
 // OneHot encodes sequences as the rows of a len(seqs)×(Length·Q) matrix:

@@ -7,12 +7,11 @@ import (
 	"io"
 	"math"
 	"math/rand/v2"
-	"os"
-	"path/filepath"
 	"runtime"
 	"sync"
 	"sync/atomic"
 
+	"github.com/harmonium-rbm/harmonium/rbmcore/atomicfile"
 	"github.com/harmonium-rbm/harmonium/rbmcore/internal/guard"
 	"github.com/harmonium-rbm/harmonium/rbmcore/rbm"
 )
@@ -281,29 +280,11 @@ func (s *Samples) WriteFASTA(w io.Writer) error {
 }
 
 // SaveFASTA writes the sequences to the file path (see WriteFASTA)
-// atomically: to a temporary file in the same directory, renamed at the
-// end.
+// atomically (package atomicfile): a reader sees the old file or the whole
+// new one.
 func (s *Samples) SaveFASTA(path string) error {
-	f, err := os.CreateTemp(filepath.Dir(path), filepath.Base(path)+".tmp*")
-	if err != nil {
-		return fmt.Errorf("lattice: SaveFASTA: %w", err)
-	}
-	err = f.Chmod(0o644) // CreateTemp makes the file private
-	if err == nil {
-		err = s.WriteFASTA(f)
-	}
-	if err != nil {
-		f.Close()
-		os.Remove(f.Name())
+	if err := atomicfile.Write(path, s.WriteFASTA); err != nil {
 		return fmt.Errorf("lattice: SaveFASTA %s: %w", path, err)
-	}
-	if err := f.Close(); err != nil {
-		os.Remove(f.Name())
-		return fmt.Errorf("lattice: SaveFASTA %s: %w", path, err)
-	}
-	if err := os.Rename(f.Name(), path); err != nil {
-		os.Remove(f.Name())
-		return fmt.Errorf("lattice: SaveFASTA: %w", err)
 	}
 	return nil
 }

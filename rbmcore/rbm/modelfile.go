@@ -15,7 +15,7 @@ import (
 
 	"gonum.org/v1/gonum/mat"
 
-	"github.com/harmonium-rbm/harmonium/rbmcore/internal/atomicfile"
+	"github.com/harmonium-rbm/harmonium/rbmcore/atomicfile"
 )
 
 // Model files. The JSON format (version 1) is the exchange format:

@@ -13,8 +13,8 @@ import (
 	"os"
 	"slices"
 
+	"github.com/harmonium-rbm/harmonium/rbmcore/atomicfile"
 	"github.com/harmonium-rbm/harmonium/rbmcore/data"
-	"github.com/harmonium-rbm/harmonium/rbmcore/internal/atomicfile"
 	"github.com/harmonium-rbm/harmonium/rbmcore/rbm"
 )
 

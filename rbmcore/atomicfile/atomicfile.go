@@ -4,6 +4,10 @@
 // synced, renamed over the target, and the directory is synced so that the
 // rename itself survives a power cut.
 //
+// A new file gets the permission bits os.Create would give it (0666 less the
+// process's umask), and a replaced file keeps its own, so that writing
+// through this package changes nothing but the content.
+//
 // A writer killed between creating and renaming its temporary file leaves
 // it behind. The next Write to the same target removes such leftovers: the
 // files named like its own temporary files (".NAME.tmp" followed by digits)
@@ -14,10 +18,13 @@ package atomicfile
 
 import (
 	"bufio"
+	"errors"
 	"fmt"
 	"io"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"time"
 )
@@ -27,10 +34,35 @@ import (
 // another writer creating its temporary file and locking it.
 const StaleAfter = 5 * time.Second
 
-// tempPrefix is the start of the names of path's temporary files; os.CreateTemp
+// tempPrefix is the start of the names of path's temporary files; createTemp
 // appends a decimal random number to it.
 func tempPrefix(path string) string {
 	return "." + filepath.Base(path) + ".tmp"
+}
+
+// createTemp creates a new temporary file for path in dir. Unlike
+// os.CreateTemp, which makes the file private, it creates the file with mode
+// 0666, which the kernel reduces by the umask, as os.Create does; a file that
+// replaces an existing one then gets that file's permission bits.
+func createTemp(dir, path string) (*os.File, error) {
+	prefix := filepath.Join(dir, tempPrefix(path))
+	for try := 0; ; try++ {
+		f, err := os.OpenFile(prefix+strconv.FormatUint(uint64(rand.Uint32()), 10), os.O_RDWR|os.O_CREATE|os.O_EXCL|nofollow, 0o666)
+		if errors.Is(err, os.ErrExist) && try < 1000 {
+			continue
+		}
+		if err != nil {
+			return nil, err
+		}
+		if st, err := os.Stat(path); err == nil && st.Mode().IsRegular() {
+			if err := f.Chmod(st.Mode().Perm()); err != nil {
+				f.Close()
+				os.Remove(f.Name())
+				return nil, err
+			}
+		}
+		return f, nil
+	}
 }
 
 // Write replaces path with what write produces, atomically: write gets a
@@ -41,7 +73,7 @@ func tempPrefix(path string) string {
 func Write(path string, write func(w io.Writer) error) error {
 	dir := filepath.Dir(path)
 	RemoveStale(path)
-	f, err := os.CreateTemp(dir, tempPrefix(path)+"*")
+	f, err := createTemp(dir, path)
 	if err != nil {
 		return err
 	}
@@ -51,7 +83,10 @@ func Write(path string, write func(w io.Writer) error) error {
 		os.Remove(tmp)
 		return err
 	}
-	if err := lock(f); err != nil {
+	// Some cluster file systems (Lustre mounted without flock, some FUSE
+	// mounts) have no advisory locks: the write goes on unlocked, and only
+	// StaleAfter protects its temporary file from another writer's cleanup.
+	if err := lockFile(f); err != nil && !isUnsupportedLock(err) {
 		return fail(fmt.Errorf("locking %s: %w", tmp, err))
 	}
 	bw := bufio.NewWriterSize(f, 1<<16)
@@ -110,7 +145,7 @@ func RemoveStale(path string) []string {
 }
 
 // isTempName reports whether name is prefix followed by one or more digits,
-// the names os.CreateTemp gives for the pattern prefix+"*".
+// the names createTemp gives.
 func isTempName(name, prefix string) bool {
 	rest, ok := strings.CutPrefix(name, prefix)
 	if !ok || rest == "" {
@@ -136,11 +171,14 @@ func removeIfAbandoned(full string) bool {
 	if err != nil || !st.Mode().IsRegular() || time.Since(st.ModTime()) < StaleAfter {
 		return false
 	}
-	if lock(f) != nil {
+	if lockFile(f) != nil {
 		return false // a live writer holds it
 	}
 	return os.Remove(full) == nil
 }
+
+// lockFile is lock, replaced in tests by a file system without locks.
+var lockFile = lock
 
 // syncDir syncs the directory dir so that a rename in it is durable.
 func syncDir(dir string) error {

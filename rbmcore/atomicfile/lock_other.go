@@ -13,3 +13,6 @@ func lock(*os.File) error { return nil }
 
 // isUnsupportedSync: directories cannot be synced here.
 func isUnsupportedSync(error) bool { return true }
+
+// isUnsupportedLock: lock never fails here.
+func isUnsupportedLock(error) bool { return false }

@@ -24,3 +24,9 @@ func lock(f *os.File) error {
 func isUnsupportedSync(err error) bool {
 	return errors.Is(err, syscall.EINVAL) || errors.Is(err, syscall.ENOTSUP)
 }
+
+// isUnsupportedLock reports whether a lock failed only because the file
+// system has no advisory locks.
+func isUnsupportedLock(err error) bool {
+	return errors.Is(err, syscall.ENOSYS) || errors.Is(err, syscall.ENOTSUP) || errors.Is(err, syscall.ENOLCK)
+}
