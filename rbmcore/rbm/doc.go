@@ -13,6 +13,7 @@
 //	gaussian h ∈ ℝ       U = γh²/2 - θh
 //	relu     h ≥ 0       U = γh²/2 - θh
 //	drelu    h ∈ ℝ       U = γ₊h₊²/2 + γ₋h₋²/2 - θ₊h₊ - θ₋h₋, h₊ = max(h,0), h₋ = min(h,0)
+//	doublewell h ∈ ℝ     U = h²/2 + t|h| - θh
 //	poisson  h ∈ ℕ       U = -θh + ln h!
 //	truncexp h ∈ [0,1]   U = -θh
 //
@@ -22,8 +23,9 @@
 // units are θ = -c with γ = 1 (Step = binary, Linear = gaussian,
 // Exponential = poisson). [TCM19]'s dReLU thresholds are θ± = -θ±[TCM19]
 // (its Eq. 3; its reference code's θ₋ equals our ThetaMinus). [HTCM20]'s
-// symmetric double well U = h²/2 + θ|h| is a drelu with γ± = 1, θ₊ = -θ,
-// θ₋ = θ. The hidden bias η of [Seo] is θ = η.
+// symmetric double well U = h²/2 + θ|h| is a doublewell with threshold
+// t = θ[HTCM20] and field 0 (equivalently a drelu with γ± = 1, θ₊ = -θ,
+// θ₋ = θ, whose thresholds would be trained separately). The hidden bias η of [Seo] is θ = η.
 //
 // # Layer kinds
 //

@@ -89,3 +89,26 @@ func ExampleRegisterLayer() {
 	fmt.Println(back, math.Abs(a-b) < 1e-12)
 	// Output: RBM ising(3) × truncexp(2) true
 }
+
+// The symmetric double well of Harsh, Tubiana, Cocco & Monasson 2020,
+// U(h) = h²/2 + t|h| with the field θ = 0: at t = -2 the unit sits near
+// h = ±2 (the most probable state at zero input is +2, the positive branch
+// on ties) with ⟨h²⟩ = 1 - t⟨|h|⟩, at t = 0 it is a standard Gaussian, and
+// ∂Γ/∂t = -⟨|h|⟩ is the gradient of its one trained parameter.
+func ExampleDoubleWellLayer() {
+	for _, t := range []float64{-2, 0} {
+		l := rbm.DoubleWell(1)
+		l.Threshold[0] = t
+		in := []float64{0}
+		mode, mean, vr := []float64{0}, []float64{0}, []float64{0}
+		l.Mode(in, mode)
+		l.Mean(in, mean)
+		l.Var(in, vr)
+		grads := rbm.NewGrads(l)
+		l.GradCGF(in, grads)
+		fmt.Printf("t=%g mode=%g mean=%g var=%.4f -<|h|>=%.4f\n", t, mode[0], mean[0], vr[0], grads[1][0])
+	}
+	// Output:
+	// t=-2 mode=2 mean=0 var=5.1105 -<|h|>=-2.0552
+	// t=0 mode=0 mean=0 var=1.0000 -<|h|>=-0.7979
+}

@@ -168,6 +168,8 @@ var layerParamSets = map[string][][]float64{
 	"gaussian": curvatureFieldSets(),
 	"relu":     curvatureFieldSets(),
 	"drelu":    {{1, 1, 0, 0}, {0.1, 0.1, 1, -1}, {1, 20, 6, -25}, {2, 0.5, 1, -0.7}, {50, 0.2, -50, 40}, {1, 1, -2, 2}},
+	// (θ, t): Gaussian, single wells with a cusp, double wells, a shifted deep double well
+	"doublewell": {{0, 0}, {0, 0.8}, {0, -2}, {1.5, -0.5}, {-3, 4}, {0.5, -25}},
 }
 
 // curvatureFieldSets returns the (γ, θ) sets of the Gaussian and ReLU tests.
@@ -307,6 +309,50 @@ func TestScalarLayerFiniteDifferences(t *testing.T) {
 					t.Errorf("%s I=%v: ∂Γ/∂%s = %v, finite difference %v", desc(l), x, l.ParamNames()[p], grads[p][0], fd)
 				}
 			}
+		}
+	}
+}
+
+// TestDoubleWellPotential anchors the double-well layer to the potential
+// of Harsh, Tubiana, Cocco & Monasson 2020 (Sec. 2.1) written out here,
+// U(h) = h²/2 + t|h| − θh, and at zero field and input to closed forms
+// independent of the dReLU kernels: Z = 2e^{t²/2}√(2π)Φ(−t) and
+// ⟨|h|⟩ = 1/(e^{t²/2}√(2π)Φ(−t)) − t, so Γ = ln Z and ∂Γ/∂t = −⟨|h|⟩.
+// The generic tests check the layer's Γ, moments and gradients against
+// quadrature of this U and finite differences.
+func TestDoubleWellPotential(t *testing.T) {
+	l := DoubleWell(1)
+	for _, p := range [][2]float64{{0, 0}, {0.7, -1.5}, {-2, 3}} {
+		l.Theta[0], l.Threshold[0] = p[0], p[1]
+		for _, h := range []float64{-3, -0.4, 0, 0.25, 2} {
+			e := []float64{0}
+			l.Energy([]float64{h}, e)
+			if want := h*h/2 + p[1]*math.Abs(h) - p[0]*h; math.Abs(e[0]-want) > 1e-14 {
+				t.Errorf("θ=%v t=%v: U(%v) = %v, want %v", p[0], p[1], h, e[0], want)
+			}
+		}
+	}
+	l.Theta[0] = 0
+	for _, th := range []float64{-6, -2, -0.5, 0, 0.8, 3} {
+		l.Threshold[0] = th
+		half := math.Exp(th*th/2) * math.Sqrt(2*math.Pi) * 0.5 * math.Erfc(th/math.Sqrt2) // ∫₀^∞ e^{−h²/2−th} dh
+		g := []float64{0}
+		l.CGF([]float64{0}, g)
+		if want := math.Log(2 * half); !closeTo(g[0], want, 1e-12, 1e-12) {
+			t.Errorf("t=%v: Γ(0) = %.15g, closed form %.15g", th, g[0], want)
+		}
+		grads := NewGrads(l)
+		l.GradCGF([]float64{0}, grads)
+		if want := -(1/half - th); !closeTo(grads[1][0], want, 1e-10, 1e-12) {
+			t.Errorf("t=%v: ∂Γ/∂t = %.15g, closed form −⟨|h|⟩ = %.15g", th, grads[1][0], want)
+		}
+		if math.Abs(grads[0][0]) > 1e-14 {
+			t.Errorf("t=%v: ∂Γ/∂θ = ⟨h⟩ = %v at zero input, want 0 by symmetry", th, grads[0][0])
+		}
+		mode := []float64{0}
+		l.Mode([]float64{0}, mode)
+		if want := math.Max(-th, 0); mode[0] != want {
+			t.Errorf("t=%v: mode %v at zero input, want %v (the minima of U at ±|t|)", th, mode[0], want)
 		}
 	}
 }

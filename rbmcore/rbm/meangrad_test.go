@@ -79,7 +79,8 @@ func TestDReLUMomentsLogPath(t *testing.T) {
 	for _, set := range layerParamSets["drelu"] {
 		l.GammaPlus[0], l.GammaMinus[0], l.ThetaPlus[0], l.ThetaMinus[0] = set[0], set[1], set[2], set[3]
 		for x := -80.0; x <= 80; x += 0.37 {
-			got, want := l.moments(0, x), l.momentsLog(0, x)
+			c := l.unit(0)
+			got, want := c.moments(x), c.momentsLog(x)
 			g := []float64{got.pPos, got.pNeg, got.m1p, got.m2p, got.m1n, got.m2n, got.mean, got.variance}
 			w := []float64{want.pPos, want.pNeg, want.m1p, want.m2p, want.m1n, want.m2n, want.mean, want.variance}
 			for k := range g {
@@ -90,7 +91,8 @@ func TestDReLUMomentsLogPath(t *testing.T) {
 			}
 		}
 		for _, x := range []float64{-1e4, 1e4} {
-			s := l.moments(0, x)
+			c := l.unit(0)
+			s := c.moments(x)
 			if math.IsNaN(s.mean) || math.IsInf(s.mean, 0) || math.IsNaN(s.variance) || math.IsInf(s.variance, 0) {
 				t.Errorf("dReLU %v I=%v: mean %v, variance %v", set, x, s.mean, s.variance)
 			}

@@ -9,7 +9,7 @@ import (
 // makes layers of the requested size, and refuses what it should; bad
 // registrations and unknown kinds are errors that name the kind.
 func TestRegistry(t *testing.T) {
-	want := []string{"binary", "drelu", "gaussian", "poisson", "potts", "relu", "spin", "truncexp"}
+	want := []string{"binary", "doublewell", "drelu", "gaussian", "poisson", "potts", "relu", "spin", "truncexp"}
 	kinds := LayerKinds()
 	for _, k := range want {
 		l, err := NewLayer(k, 3, 4)

@@ -72,12 +72,15 @@ func tinyModels() []*rbm.RBM {
 	pots.Theta[1], pots.Theta[5] = 0.4, -0.3
 	spin := rbm.Spin(4)
 	spin.Theta[2] = 0.3
+	dw := rbm.DoubleWell(2) // a double and a single well (thresholds −1.2, 0.6), one with a field
+	dw.Threshold[0], dw.Threshold[1], dw.Theta[0] = -1.2, 0.6, 0.2
 	return []*rbm.RBM{
 		rbm.New(bin, relu, rbm.Seed(1), rbm.WeightScale(0.7)),
 		rbm.New(rbm.Spin(4), dr, rbm.Seed(2), rbm.WeightScale(0.6)),
 		rbm.New(pots, rbm.Binary(3), rbm.Seed(3), rbm.WeightScale(0.8)),
 		rbm.New(spin, gs, rbm.Seed(4), rbm.WeightScale(0.3)),
 		rbm.New(rbm.Binary(3), rbm.Poisson(2), rbm.Seed(5), rbm.WeightScale(0.3)),
+		rbm.New(rbm.Spin(4), dw, rbm.Seed(6), rbm.WeightScale(0.6)),
 	}
 }
 
