@@ -201,7 +201,7 @@ func Run(ctx context.Context, opts Options) (*Table, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, fmt.Errorf("sweep: %w", err)
 	}
-	unlock, err := lockDriver(dir)
+	unlock, err := lockDriver(ctx, dir)
 	if err != nil {
 		return nil, err
 	}
@@ -239,14 +239,29 @@ func Run(ctx context.Context, opts Options) (*Table, error) {
 	return t, runErr
 }
 
+// lockWait is how long lockDriver keeps trying a held lock before it
+// refuses. A driver that was just killed can leave its lock held for a few
+// milliseconds more: a task it was starting still shares the lock file's
+// description between fork and exec. A second driver, by contrast, holds
+// the lock for the whole sweep, so a second is enough to tell them apart.
+const lockWait = time.Second
+
 // lockDriver makes sure one driver at a time runs a sweep directory.
-func lockDriver(dir string) (func(), error) {
+func lockDriver(ctx context.Context, dir string) (func(), error) {
 	path := filepath.Join(dir, driverLock)
 	f, err := os.OpenFile(path, os.O_CREATE|os.O_RDWR, 0o644)
 	if err != nil {
 		return nil, fmt.Errorf("sweep: %w", err)
 	}
-	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
+	deadline := time.Now().Add(lockWait)
+	for {
+		err = syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB)
+		if err == nil || !errors.Is(err, syscall.EWOULDBLOCK) || time.Now().After(deadline) || ctx.Err() != nil {
+			break
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if err != nil {
 		f.Close()
 		owner, _ := os.ReadFile(path)
 		return nil, fmt.Errorf("sweep: %s is being run by another driver (%s): %w", dir, strings.TrimSpace(string(owner)), err)
