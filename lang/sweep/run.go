@@ -10,7 +10,6 @@ import (
 	"sort"
 	"strconv"
 	"strings"
-	"syscall"
 	"time"
 )
 
@@ -249,20 +248,10 @@ const lockWait = time.Second
 // lockDriver makes sure one driver at a time runs a sweep directory.
 func lockDriver(ctx context.Context, dir string) (func(), error) {
 	path := filepath.Join(dir, driverLock)
-	f, err := os.OpenFile(path, os.O_CREATE|os.O_RDWR, 0o644)
+	wctx, cancel := context.WithTimeout(ctx, lockWait)
+	defer cancel()
+	f, err := lockFileWait(wctx, path)
 	if err != nil {
-		return nil, fmt.Errorf("sweep: %w", err)
-	}
-	deadline := time.Now().Add(lockWait)
-	for {
-		err = syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB)
-		if err == nil || !errors.Is(err, syscall.EWOULDBLOCK) || time.Now().After(deadline) || ctx.Err() != nil {
-			break
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-	if err != nil {
-		f.Close()
 		owner, _ := os.ReadFile(path)
 		return nil, fmt.Errorf("sweep: %s is being run by another driver (%s): %w", dir, strings.TrimSpace(string(owner)), err)
 	}

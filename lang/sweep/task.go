@@ -127,11 +127,11 @@ func ExecTask(ctx context.Context, dir string, i int, run ScriptFunc) error {
 	if err := os.MkdirAll(tdir, 0o755); err != nil {
 		return fmt.Errorf("sweep: %s: task %d: %w", dir, i, err)
 	}
-	unlock, err := lockFileWait(ctx, filepath.Join(tdir, lockFile))
+	lf, err := lockFileWait(ctx, filepath.Join(tdir, lockFile))
 	if err != nil {
 		return fmt.Errorf("sweep: %s: task %d: %w", dir, i, err)
 	}
-	defer unlock()
+	defer lf.Close()
 	var prev Result
 	if readJSON(filepath.Join(tdir, resultFile), &prev) == nil && prev.Status == StatusDone {
 		return nil
@@ -189,8 +189,9 @@ func ExecTask(ctx context.Context, dir string, i int, run ScriptFunc) error {
 }
 
 // lockFileWait takes an exclusive lock on path, waiting while another
-// process holds it.
-func lockFileWait(ctx context.Context, path string) (func(), error) {
+// process holds it, and returns the open lock file: closing it releases the
+// lock.
+func lockFileWait(ctx context.Context, path string) (*os.File, error) {
 	f, err := os.OpenFile(path, os.O_CREATE|os.O_RDWR, 0o644)
 	if err != nil {
 		return nil, err
@@ -198,7 +199,7 @@ func lockFileWait(ctx context.Context, path string) (func(), error) {
 	for {
 		err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB)
 		if err == nil {
-			return func() { f.Close() }, nil
+			return f, nil
 		}
 		if !errors.Is(err, syscall.EWOULDBLOCK) {
 			f.Close()
