@@ -11,6 +11,7 @@ func init() {
 	Symbols["github.com/harmonium-rbm/harmonium/rbmcore/analysis/analysis"] = map[string]reflect.Value{
 		// function, constant and variable definitions
 		"ActivatedUnits":         reflect.ValueOf(analysis.ActivatedUnits),
+		"ActivatedUnitsWeighted": reflect.ValueOf(analysis.ActivatedUnitsWeighted),
 		"Covariance":             reflect.ValueOf(analysis.Covariance),
 		"DataMode":               reflect.ValueOf(analysis.DataMode),
 		"DuplicateWeights":       reflect.ValueOf(analysis.DuplicateWeights),

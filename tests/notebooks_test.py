@@ -140,7 +140,8 @@ REQUIRED_PASS = {
         "Fig. 2 sibling / cousin overlap",
         "Fig. 4A transitions where m0, m1, m2 split",
         "over-regularised threshold",
-        "finite-size gap",
+        "finite-size gap |L_N/N",
+        "finite-size gap |u_N",
     ],
 }
 

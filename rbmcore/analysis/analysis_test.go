@@ -266,6 +266,71 @@ func TestActivatedUnitsAndMode(t *testing.T) {
 	}
 }
 
+// TestActivatedUnitsWeighted duplicates the units of an RBM with random
+// weights: with the duplicate weights of Eq. 26 the copies count once, so the
+// weighted L of the doubled model equals L of the original, while plain L
+// counts every copy (PR is homogeneous: doubling every unit doubles it).
+func TestActivatedUnitsWeighted(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 1))
+	const n, m, b = 12, 5, 7
+	w := mat.NewDense(n, m, nil)
+	h := mat.NewDense(b, m, nil)
+	for i := 0; i < n; i++ {
+		for mu := 0; mu < m; mu++ {
+			w.Set(i, mu, rng.NormFloat64())
+		}
+	}
+	for r := 0; r < b; r++ {
+		for mu := 0; mu < m; mu++ {
+			h.Set(r, mu, rng.ExpFloat64())
+		}
+	}
+	h0 := []float64{0.1, 0, 0.3, 0, 0.2}
+	// The doubled model: unit m+µ is a copy of unit µ, scaled (the overlap is scale free), with the same activity.
+	w2, h2 := mat.NewDense(n, 2*m, nil), mat.NewDense(b, 2*m, nil)
+	h02 := append(append([]float64(nil), h0...), h0...)
+	for mu := 0; mu < m; mu++ {
+		for i := 0; i < n; i++ {
+			w2.Set(i, mu, w.At(i, mu))
+			w2.Set(i, m+mu, 2.5*w.At(i, mu))
+		}
+		for r := 0; r < b; r++ {
+			h2.Set(r, mu, h.At(r, mu))
+			h2.Set(r, m+mu, h.At(r, mu))
+		}
+	}
+	omega := DuplicateWeights(Overlaps(w2), 0.9)
+	for mu, o := range omega {
+		if o != 0.5 {
+			t.Fatalf("ω_%d = %v, want ½: random 12-dimensional weights should not overlap beyond 0.9", mu, o)
+		}
+	}
+	want, plain := ActivatedUnits(h, h0), ActivatedUnits(h2, h02)
+	got := ActivatedUnitsWeighted(h2, h02, omega)
+	ones := make([]float64, m)
+	for mu := range ones {
+		ones[mu] = 1
+	}
+	same := ActivatedUnitsWeighted(h, h0, ones)
+	for r := range want {
+		if math.Abs(got[r]-want[r]) > 1e-12 {
+			t.Errorf("row %d: weighted L of the doubled model %v, want L of the original %v", r, got[r], want[r])
+		}
+		if math.Abs(plain[r]-2*want[r]) > 1e-12 {
+			t.Errorf("row %d: plain L of the doubled model %v, want twice %v", r, plain[r], want[r])
+		}
+		if math.Abs(same[r]-want[r]) > 1e-12 {
+			t.Errorf("row %d: L with ω = 1 is %v, want ActivatedUnits' %v", r, same[r], want[r])
+		}
+	}
+	defer func() {
+		if recover() == nil {
+			t.Error("ActivatedUnitsWeighted accepted 4 weights for 5 units")
+		}
+	}()
+	ActivatedUnitsWeighted(h, h0, ones[:4])
+}
+
 // TestKMeansExact compares k-means with an exhaustive search over all
 // 2-partitions of a small 1-D data set, and checks the variance-explained
 // curve on three separated blobs with mirrored copies.

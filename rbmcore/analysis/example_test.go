@@ -35,3 +35,18 @@ func ExampleMarchenkoPasturEdges() {
 	fmt.Println(lo, hi)
 	// Output: 0.25 2.25
 }
+
+// Two hidden units with proportional weights are one feature twice: the duplicate
+// weights of Eq. 26 make them count once in the number of active units.
+func ExampleActivatedUnitsWeighted() {
+	w := mat.NewDense(3, 3, []float64{ // N = 3 visible rows, M = 3 hidden columns; unit 1 = 2 × unit 0
+		1, 2, 0,
+		1, 2, 0,
+		0, 0, 1,
+	})
+	omega := analysis.DuplicateWeights(analysis.Overlaps(w), 0.9)
+	h := mat.NewDense(1, 3, []float64{1, 1, 1}) // all three units equally active
+	fmt.Printf("ω = %v, L = %.0f, corrected L = %.0f\n", omega,
+		analysis.ActivatedUnits(h, nil)[0], analysis.ActivatedUnitsWeighted(h, nil, omega)[0])
+	// Output: ω = [0.5 0.5 1], L = 3, corrected L = 2
+}

@@ -72,6 +72,23 @@ func Sparsity(w *mat.Dense, q int) (p float64, perUnit []float64, err error) {
 // hidden units L = PR₃(|h − h⁰|) of [TCM19] Eqs. 23–24. h0 is the rest
 // activity (nil for ReLU units: L = PR₃(h); for dReLU pass DataMode(h, 100)).
 func ActivatedUnits(h *mat.Dense, h0 []float64) []float64 {
+	return activated(h, h0, nil)
+}
+
+// ActivatedUnitsWeighted returns, for each row of h, the number of strongly
+// activated hidden units corrected for duplicates, the weighted participation
+// ratio PR₃(|h − h⁰|, ω) of [TCM19] Eq. 26, with ω from DuplicateWeights: a
+// group of units with (nearly) identical weights counts as one unit. h and h0
+// are as for ActivatedUnits; omega must have one entry per column of h.
+func ActivatedUnitsWeighted(h *mat.Dense, h0, omega []float64) []float64 {
+	if _, m := h.Dims(); len(omega) != m {
+		panic(fmt.Sprintf("analysis: ActivatedUnitsWeighted: %d duplicate weights for %d hidden units", len(omega), m))
+	}
+	return activated(h, h0, omega)
+}
+
+// activated is PR₃(|h − h⁰|) per row of h, weighted by omega unless it is nil.
+func activated(h *mat.Dense, h0, omega []float64) []float64 {
 	b, m := h.Dims()
 	out := make([]float64, b)
 	d := make([]float64, m)
@@ -82,7 +99,11 @@ func ActivatedUnits(h *mat.Dense, h0 []float64) []float64 {
 			}
 			d[mu] = v
 		}
-		out[r] = PR(d, 3)
+		if omega == nil {
+			out[r] = PR(d, 3)
+		} else {
+			out[r] = WeightedPR(d, omega, 3)
+		}
 	}
 	return out
 }
