@@ -15,6 +15,7 @@ func init() {
 		"Alphabet":         reflect.ValueOf(constant.MakeFromLiteral("\"ACDEFGHIKLMNPQRSTVWY\"", token.STRING, 0)),
 		"ChanceLocalised":  reflect.ValueOf(lattice.ChanceLocalised),
 		"Charge":           reflect.ValueOf(lattice.Charge),
+		"ChargedFraction":  reflect.ValueOf(lattice.ChargedFraction),
 		"Connected":        reflect.ValueOf(lattice.Connected),
 		"Contacts":         reflect.ValueOf(constant.MakeFromLiteral("28", token.INT, 0)),
 		"CountFeatures":    reflect.ValueOf(lattice.CountFeatures),

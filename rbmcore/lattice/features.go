@@ -110,6 +110,32 @@ func Charge(w mat.Matrix, mu, i int) (float64, error) {
 	return at('K') + at('R') - at('D') - at('E'), nil
 }
 
+// ChargedFraction returns the share of feature mu's squared weights
+// Σ_i,a w_iµ(a)² carried by the charged amino acids K, R, D and E: 4/20
+// for weights spread evenly over the amino acids, 1 for a feature on
+// charges only. Tubiana, Cocco & Monasson 2019 (§III.E, Fig. 8) find the
+// single feature of an RBM with one hidden unit "strong on charged amino
+// acids". An all-zero column has share 0.
+func ChargedFraction(w mat.Matrix, mu int) (float64, error) {
+	if err := checkFeatures(w, mu); err != nil {
+		return 0, err
+	}
+	charged, total := 0.0, 0.0
+	for i := 0; i < Length; i++ {
+		for a := 0; a < Q; a++ {
+			x := w.At(i*Q+a, mu)
+			total += x * x
+			if strings.IndexByte("KRDE", Alphabet[a]) >= 0 {
+				charged += x * x
+			}
+		}
+	}
+	if total == 0 {
+		return 0, nil
+	}
+	return charged / total, nil
+}
+
 // Connected reports whether the sites form one connected set in the graph
 // of the contacts of contactMap (a ContactMap). An empty set or a single
 // site is connected.

@@ -170,3 +170,34 @@ func TestCharge(t *testing.T) {
 		t.Error("site out of range: no error")
 	}
 }
+
+func TestChargedFraction(t *testing.T) {
+	idx := func(l byte) int { return strings.IndexByte(Alphabet, l) }
+	w := mat.NewDense(Length*Q, 4, nil)
+	for i := 0; i < Length; i++ {
+		for a := 0; a < Q; a++ {
+			w.Set(i*Q+a, 0, 0.3) // even over the amino acids: 4 of 20
+		}
+	}
+	w.Set(4*Q+idx('K'), 1, 2) // charges only, of both signs
+	w.Set(9*Q+idx('E'), 1, -1)
+	w.Set(4*Q+idx('R'), 2, 2) // squares: R 4 of 4 + 1 + 1 (absolute values would give 2 of 4)
+	w.Set(7*Q+idx('H'), 2, 1) // H is not counted as charged
+	w.Set(7*Q+idx('A'), 2, -1)
+	cases := []struct {
+		mu   int
+		want float64
+	}{{0, 0.2}, {1, 1}, {2, 4.0 / 6}, {3, 0}}
+	for _, c := range cases {
+		got, err := ChargedFraction(w, c.mu)
+		if err != nil || math.Abs(got-c.want) > 1e-12 {
+			t.Errorf("ChargedFraction(feature %d) = %v, %v; want %v", c.mu, got, err, c.want)
+		}
+	}
+	if _, err := ChargedFraction(w, 4); err == nil {
+		t.Error("feature out of range: no error")
+	}
+	if _, err := ChargedFraction(mat.NewDense(Length*Q-1, 1, nil), 0); err == nil {
+		t.Error("wrong number of rows: no error")
+	}
+}
