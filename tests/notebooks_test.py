@@ -99,6 +99,7 @@ REQUIRED_PASS = {
         "R-RBM prototypical regime",
         "R-RBM compositional regime",
         "R-RBM intricate regime",
+        "Fig. 8 at the reference length, M = 2",
     ],
     "lattice-proteins.ipynb": [
         "Fig. 4f: correlation of C(a,b) with −ε(a,b)",

@@ -100,16 +100,16 @@ func ExampleReadSequences() {
 // The share of a feature's squared weights on the charged amino acids: a
 // feature on K at site 3 and E at site 26 (an electrostatic pair, as in
 // Fig. 5) plus a smaller weight on A at site 10.
-func ExampleChargedFraction() {
+func ExampleResidueShare() {
 	w := mat.NewDense(lattice.Length*lattice.Q, 1, nil)
 	at := func(site int, aa byte) int { return (site-1)*lattice.Q + strings.IndexByte(lattice.Alphabet, aa) }
 	w.Set(at(3, 'K'), 0, 1)
 	w.Set(at(26, 'E'), 0, -1)
 	w.Set(at(10, 'A'), 0, 0.5)
-	f, err := lattice.ChargedFraction(w, 0)
+	f, err := lattice.ResidueShare(w, 0, lattice.Charged)
 	if err != nil {
 		panic(err)
 	}
-	fmt.Printf("charged share %.2f (even weights: %.2f)\n", f, 4/float64(lattice.Q))
+	fmt.Printf("charged share %.2f (even weights: %.2f)\n", f, float64(len(lattice.Charged))/float64(lattice.Q))
 	// Output: charged share 0.89 (even weights: 0.20)
 }

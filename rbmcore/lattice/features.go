@@ -110,30 +110,44 @@ func Charge(w mat.Matrix, mu, i int) (float64, error) {
 	return at('K') + at('R') - at('D') - at('E'), nil
 }
 
-// ChargedFraction returns the share of feature mu's squared weights
-// Σ_i,a w_iµ(a)² carried by the charged amino acids K, R, D and E: 4/20
-// for weights spread evenly over the amino acids, 1 for a feature on
-// charges only. Tubiana, Cocco & Monasson 2019 (§III.E, Fig. 8) find the
-// single feature of an RBM with one hidden unit "strong on charged amino
-// acids". An all-zero column has share 0.
-func ChargedFraction(w mat.Matrix, mu int) (float64, error) {
+// Charged lists the charged amino acids, K and R (positive) and D and E
+// (negative), as ResidueShare takes them.
+const Charged = "KRDE"
+
+// ResidueShare returns the share of feature mu's squared weights
+// Σ_i,a w_iµ(a)² carried by the amino acids listed in residues (letters of
+// Alphabet), at every site: len(residues)/Q for weights spread evenly over
+// the amino acids, 1 for a feature on those residues only. Tubiana, Cocco
+// & Monasson 2019 (§III.E, Fig. 8) describe the single feature of an RBM
+// with one hidden unit as "strong on charged amino acids" (residues
+// Charged) and the second of two as a pattern of cysteine bridges ("C").
+// An all-zero column has share 0.
+func ResidueShare(w mat.Matrix, mu int, residues string) (float64, error) {
 	if err := checkFeatures(w, mu); err != nil {
 		return 0, err
 	}
-	charged, total := 0.0, 0.0
+	var in [Q]bool
+	for k := 0; k < len(residues); k++ {
+		a := strings.IndexByte(Alphabet, residues[k])
+		if a < 0 {
+			return 0, fmt.Errorf("lattice: ResidueShare: %q is not an amino acid of %s", residues[k], Alphabet)
+		}
+		in[a] = true
+	}
+	share, total := 0.0, 0.0
 	for i := 0; i < Length; i++ {
 		for a := 0; a < Q; a++ {
 			x := w.At(i*Q+a, mu)
 			total += x * x
-			if strings.IndexByte("KRDE", Alphabet[a]) >= 0 {
-				charged += x * x
+			if in[a] {
+				share += x * x
 			}
 		}
 	}
 	if total == 0 {
 		return 0, nil
 	}
-	return charged / total, nil
+	return share / total, nil
 }
 
 // Connected reports whether the sites form one connected set in the graph

@@ -171,33 +171,40 @@ func TestCharge(t *testing.T) {
 	}
 }
 
-func TestChargedFraction(t *testing.T) {
+func TestResidueShare(t *testing.T) {
 	idx := func(l byte) int { return strings.IndexByte(Alphabet, l) }
 	w := mat.NewDense(Length*Q, 4, nil)
 	for i := 0; i < Length; i++ {
 		for a := 0; a < Q; a++ {
-			w.Set(i*Q+a, 0, 0.3) // even over the amino acids: 4 of 20
+			w.Set(i*Q+a, 0, 0.3) // even over the amino acids: 4 of 20 on charges, 1 of 20 on C
 		}
 	}
 	w.Set(4*Q+idx('K'), 1, 2) // charges only, of both signs
 	w.Set(9*Q+idx('E'), 1, -1)
 	w.Set(4*Q+idx('R'), 2, 2) // squares: R 4 of 4 + 1 + 1 (absolute values would give 2 of 4)
 	w.Set(7*Q+idx('H'), 2, 1) // H is not counted as charged
-	w.Set(7*Q+idx('A'), 2, -1)
+	w.Set(7*Q+idx('C'), 2, -1)
 	cases := []struct {
-		mu   int
-		want float64
-	}{{0, 0.2}, {1, 1}, {2, 4.0 / 6}, {3, 0}}
+		mu       int
+		residues string
+		want     float64
+	}{
+		{0, Charged, 0.2}, {1, Charged, 1}, {2, Charged, 4.0 / 6}, {3, Charged, 0},
+		{0, "C", 0.05}, {1, "C", 0}, {2, "C", 1.0 / 6}, {2, "CH", 2.0 / 6}, {2, "", 0},
+	}
 	for _, c := range cases {
-		got, err := ChargedFraction(w, c.mu)
+		got, err := ResidueShare(w, c.mu, c.residues)
 		if err != nil || math.Abs(got-c.want) > 1e-12 {
-			t.Errorf("ChargedFraction(feature %d) = %v, %v; want %v", c.mu, got, err, c.want)
+			t.Errorf("ResidueShare(feature %d, %q) = %v, %v; want %v", c.mu, c.residues, got, err, c.want)
 		}
 	}
-	if _, err := ChargedFraction(w, 4); err == nil {
+	if _, err := ResidueShare(w, 4, Charged); err == nil {
 		t.Error("feature out of range: no error")
 	}
-	if _, err := ChargedFraction(mat.NewDense(Length*Q-1, 1, nil), 0); err == nil {
+	if _, err := ResidueShare(mat.NewDense(Length*Q-1, 1, nil), 0, Charged); err == nil {
 		t.Error("wrong number of rows: no error")
+	}
+	if _, err := ResidueShare(w, 0, "KX"); err == nil {
+		t.Error("a letter that is not an amino acid: no error")
 	}
 }
