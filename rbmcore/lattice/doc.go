@@ -60,4 +60,15 @@
 // the stationary distribution, the number of steps between records and
 // the seed. The bundled testdata/example.fasta was made by
 // `go generate` in this directory (see gen.go).
+//
+// # Features
+//
+// A feature is a column of an (Length·Q)×M matrix over sites and amino
+// acids: RBM weights, or principal, sparse or independent components of the
+// one-hot alignment. SiteWeights, FeatureSites and StrongestPair say where
+// a feature sits; CountFeatures applies Table II's count of pair and triplet
+// features on contacts, and ChanceLocalised gives its chance level; Charge
+// reads the charge pattern of a site (Fig. 5) and ResidueShare the share of
+// a feature's squared weights on chosen amino acids, such as the charged
+// ones (Charged) or cysteines (Fig. 8).
 package lattice
