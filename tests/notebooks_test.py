@@ -117,6 +117,7 @@ REQUIRED_PASS = {
         "Fig. 7a at the reference length, parallel tempering: train log-lik.",
         "Fig. 7a at the reference length, parallel tempering: train pseudo-lik.",
         "Fig. 7b at the reference length, parallel tempering: test log-lik.",
+        "Fig. 7a at the reference length, PCD: train pseudo-lik.",
     ],
     "interaction-mapping.ipynb": [
         "Fig. 2: interactions of the N = 3",
