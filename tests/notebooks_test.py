@@ -114,10 +114,9 @@ REQUIRED_PASS = {
         "Table II at the reference length: RBM triplet features connected",
         "Fig. 5 at the reference length: a unit on 3–26 with complementary charges",
         "Table II at the reference length: pair features on contacts, RBM − sparse PCA",
-        "Fig. 7a at the reference length, parallel tempering: train log-lik.",
         "Fig. 7a at the reference length, parallel tempering: train pseudo-lik.",
-        "Fig. 7b at the reference length, parallel tempering: test log-lik.",
         "Fig. 7a at the reference length, PCD: train pseudo-lik.",
+        "Fig. 7b at the reference length, PCD: test pseudo-lik.",
     ],
     "interaction-mapping.ipynb": [
         "Fig. 2: interactions of the N = 3",

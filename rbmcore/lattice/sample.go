@@ -54,8 +54,11 @@ type SampleOptions struct {
 	// intervals apart differ at ~6.5 of 27 sites), while sequences of
 	// different chains differ at ~20 sites, so the chains make the
 	// alignment's diversity, and its clusters (the subfamilies of Fig. 4g
-	// of Tubiana, Cocco & Monasson 2019). The result depends on Seed and
-	// Chains, not on Workers.
+	// of Tubiana, Cocco & Monasson 2019). Each chain records an equal share
+	// whatever the size of the region it explores: a chain whose climb ends
+	// on a sequence none of whose single mutants is above the threshold
+	// never moves, and records that one sequence again and again. The
+	// result depends on Seed and Chains, not on Workers.
 	Chains int
 	// Seed seeds the chains' random streams.
 	Seed uint64
