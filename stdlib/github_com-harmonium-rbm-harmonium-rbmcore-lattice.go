@@ -35,6 +35,7 @@ func init() {
 		"ResidueShare":     reflect.ValueOf(lattice.ResidueShare),
 		"Sample":           reflect.ValueOf(lattice.Sample),
 		"ShuffleSites":     reflect.ValueOf(lattice.ShuffleSites),
+		"SingleMutants":    reflect.ValueOf(lattice.SingleMutants),
 		"SiteWeights":      reflect.ValueOf(lattice.SiteWeights),
 		"StrongestPair":    reflect.ValueOf(lattice.StrongestPair),
 		"WriteSequences":   reflect.ValueOf(lattice.WriteSequences),

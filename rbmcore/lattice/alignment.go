@@ -2,10 +2,12 @@ package lattice
 
 import (
 	"bufio"
+	"bytes"
 	"fmt"
 	"io"
 	"math/rand/v2"
 	"os"
+	"slices"
 	"strings"
 
 	"gonum.org/v1/gonum/mat"
@@ -98,3 +100,46 @@ func WriteSequences(path string, seqs []Sequence) error {
 	}
 	return nil
 }
+
+// SingleMutants returns every sequence that differs from some sequence of
+// seqs at exactly one site and is not itself in seqs, each once, in
+// lexicographic order of their residue indices. There are at most
+// Length·(Q−1) per distinct sequence of seqs. With the distinct sequences
+// of an alignment it completes the neighbourhood of the data over which an
+// exact sum of e^{−F} bounds an RBM's partition function from below: the
+// sum over any set of distinct sequences does. The mutants are sorted to
+// remove the repeated ones, not hashed, so the memory taken is about that
+// of the result: 27 bytes per mutant, a tenth of a map's.
+func SingleMutants(seqs []Sequence) []Sequence {
+	in := slices.Clone(seqs)
+	slices.SortFunc(in, compareSequences)
+	in = slices.Compact(in)
+	out := make([]Sequence, 0, len(in)*Length*(Q-1))
+	for _, v := range in {
+		for i := range v {
+			w := v
+			for a := uint8(0); int(a) < Q; a++ {
+				if a != v[i] {
+					w[i] = a
+					out = append(out, w)
+				}
+			}
+		}
+	}
+	slices.SortFunc(out, compareSequences)
+	out = slices.Compact(out)
+	// Drop the members of seqs: both lists are sorted, so one pass over each.
+	kept, k := out[:0], 0
+	for _, w := range out {
+		for k < len(in) && compareSequences(in[k], w) < 0 {
+			k++
+		}
+		if k == len(in) || in[k] != w {
+			kept = append(kept, w)
+		}
+	}
+	return slices.Clip(kept)
+}
+
+// compareSequences orders sequences lexicographically by residue index.
+func compareSequences(a, b Sequence) int { return bytes.Compare(a[:], b[:]) }

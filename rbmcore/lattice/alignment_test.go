@@ -138,3 +138,47 @@ func readsBack(t *testing.T, path string, want []Sequence) {
 		}
 	}
 }
+
+// TestSingleMutants checks SingleMutants against the count of a sequence's
+// neighbours (Length·(Q−1)) and the neighbours two sequences share at
+// Hamming distance d: Q−2 at d = 1 (the other residues at the differing
+// site), 2 at d = 2 (one differing site set to the other sequence's
+// residue), none at d ≥ 3; a sequence of seqs is never its own mutant, and
+// the mutants come sorted, each once.
+func TestSingleMutants(t *testing.T) {
+	rng := rand.New(rand.NewPCG(9, 10))
+	v := randomSequence(rng)
+	one := Length * (Q - 1)
+	for d, want := range map[int]int{0: one, 1: 2*one - (Q - 2) - 2, 2: 2*one - 2, 3: 2 * one, 5: 2 * one} {
+		w := v
+		for i := 0; i < d; i++ {
+			w[3*i] = uint8((int(w[3*i]) + 1 + rng.IntN(Q-1)) % Q)
+		}
+		seqs := []Sequence{v, w} // at d = 0, one sequence given twice
+		got := SingleMutants(seqs)
+		if len(got) != want {
+			t.Errorf("Hamming distance %d: %d mutants, want %d", d, len(got), want)
+		}
+		for k, u := range got {
+			if k > 0 && compareSequences(got[k-1], u) >= 0 {
+				t.Fatalf("distance %d: %v then %v: not in increasing order, or repeated", d, got[k-1], u)
+			}
+			near := len(seqs) * Length
+			for _, s := range seqs {
+				diff := 0
+				for i := range s {
+					if s[i] != u[i] {
+						diff++
+					}
+				}
+				near = min(near, diff)
+			}
+			if near != 1 {
+				t.Fatalf("distance %d: %v is %d sites from the nearest sequence, want 1", d, u, near)
+			}
+		}
+	}
+	if got := SingleMutants(nil); len(got) != 0 {
+		t.Errorf("no sequences: %d mutants", len(got))
+	}
+}

@@ -113,3 +113,19 @@ func ExampleResidueShare() {
 	fmt.Printf("charged share %.2f (even weights: %.2f)\n", f, float64(len(lattice.Charged))/float64(lattice.Q))
 	// Output: charged share 0.89 (even weights: 0.20)
 }
+
+// The single mutants of two sequences that differ at one site: 2·27·19
+// mutants, less the two sequences themselves, less the 18 sequences that
+// hold neither residue at that site and are mutants of both.
+func ExampleSingleMutants() {
+	a, err := lattice.ParseSequence("ACDEFGHIKLMNPQRSTVWYACDEFGH")
+	if err != nil {
+		panic(err)
+	}
+	b := a
+	b[0] = a[1]
+	mutants := lattice.SingleMutants([]lattice.Sequence{a, b})
+	fmt.Println(len(mutants), mutants[0])
+	// Output:
+	// 1006 AADEFGHIKLMNPQRSTVWYACDEFGH
+}
