@@ -504,16 +504,13 @@ func TestIsolatedSequence(t *testing.T) {
 	if p, _ := m.PNat(v, DefaultTarget); !(p > 0.995) {
 		t.Fatalf("P_nat = %v, want > 0.995", p)
 	}
-	for i := range v {
-		for a := uint8(0); int(a) < Q; a++ {
-			if a == v[i] {
-				continue
-			}
-			w := v
-			w[i] = a
-			if p, _ := m.PNat(w, DefaultTarget); p > 0.995 {
-				t.Errorf("mutant %v (site %d) has P_nat = %v > 0.995", w, i, p)
-			}
+	mutants := SingleMutants([]Sequence{v})
+	if len(mutants) != Length*(Q-1) {
+		t.Fatalf("%d single mutants, want %d", len(mutants), Length*(Q-1))
+	}
+	for _, w := range mutants {
+		if p, _ := m.PNat(w, DefaultTarget); p > 0.995 {
+			t.Errorf("mutant %v has P_nat = %v > 0.995", w, p)
 		}
 	}
 }
