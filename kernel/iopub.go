@@ -36,10 +36,15 @@ import (
 // that subscriber alone. 1000 messages is libzmq's default high-water mark;
 // the byte bound keeps the kernel's memory bounded when messages are large.
 // A message larger than the byte bound is still queued when the queue is
-// empty, so a big image reaches a subscriber that keeps up.
+// empty, so a big image reaches a subscriber that keeps up. A message of at
+// most smallMessage bytes is held to the message bound alone: a status
+// message published while a big output is still being written must not be
+// dropped, or the front end shows the kernel busy for good. The queue then
+// holds at most the byte bound plus 1000 small messages.
 const (
 	subscriberQueueMessages = 1000
 	subscriberQueueBytes    = 16 << 20
+	smallMessage            = 4 << 10
 )
 
 // subscriberStall is how long a write to a subscriber may make no progress
@@ -268,7 +273,7 @@ func (s *subscriber) subscribed(topic []byte) bool {
 func (s *subscriber) offer(m queued) bool {
 	s.mu.Lock()
 	l := s.p.limit
-	full := len(s.queue) >= l.messages || len(s.queue) > 0 && s.bytes+m.size > l.bytes
+	full := len(s.queue) >= l.messages || len(s.queue) > 0 && m.size > smallMessage && s.bytes+m.size > l.bytes
 	if full && !m.command {
 		s.dropped++
 		first := !s.reported

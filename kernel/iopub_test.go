@@ -164,6 +164,80 @@ func TestPublisherTopics(t *testing.T) {
 	}
 }
 
+// A status message published while big outputs fill the byte bound is
+// queued, not dropped (a front end that missed the idle would show the
+// kernel busy for good); a big message is dropped there, and a small one at
+// the message bound.
+func TestSubscriberQueueBounds(t *testing.T) {
+	s := &subscriber{p: &publisher{limit: queueLimit{messages: 4, bytes: 1 << 20}, log: log.New(io.Discard, "", 0)},
+		topics: map[string]int{}, wake: make(chan struct{}, 1)}
+	big := func(i uint64) queued {
+		return queued{frames: seqMessage("kernel.x.stream", i, 1<<20), size: 1<<20 + 24}
+	}
+	status := func(i uint64) queued { return queued{frames: seqMessage("kernel.x.status", i, 200), size: 224} }
+	for k, c := range []struct {
+		m    queued
+		want bool
+	}{
+		{big(0), true},    // an empty queue takes a message of any size
+		{big(1), false},   // the byte bound is reached
+		{status(2), true}, // small: held to the message bound only
+		{status(3), true},
+		{status(4), true},  // four messages queued
+		{status(5), false}, // the message bound
+	} {
+		if got := s.offer(c.m); got != c.want {
+			t.Errorf("offer %d (%d bytes) = %v, want %v", k, c.m.size, got, c.want)
+		}
+	}
+	if s.dropped != 2 {
+		t.Errorf("dropped %d, want 2", s.dropped)
+	}
+}
+
+// The status that ends a cell with a big output reaches a subscriber that
+// reads slowly: it is published while the cell's first big message is still
+// being written and its second is queued, which together exceed the byte
+// bound.
+func TestPublisherStatusBehindBigOutput(t *testing.T) {
+	const big = 5 << 20
+	p, ep := testPublisher(t, queueLimit{messages: 1000, bytes: 8 << 20}, time.Minute)
+	sub := subscribe(t, p, ep, "", 1) // not read until everything is published
+	var s *subscriber
+	p.mu.Lock()
+	for x := range p.subs {
+		s = x
+	}
+	p.mu.Unlock()
+	p.Publish(seqMessage("kernel.x.status", 0, 100))
+	p.Publish(seqMessage("kernel.x.execute_input", 1, big))
+	for s.pending() { // until the writer holds the first big message
+		time.Sleep(time.Millisecond)
+	}
+	p.Publish(seqMessage("kernel.x.stream", 2, big))
+	p.Publish(seqMessage("kernel.x.status", 3, 100))
+	got := make(chan uint64, 4)
+	go func() {
+		for {
+			m, err := sub.Recv()
+			if err != nil {
+				return
+			}
+			got <- binary.BigEndian.Uint64(m.Frames[1])
+		}
+	}()
+	for want := uint64(0); want < 4; want++ {
+		select {
+		case g := <-got:
+			if g != want {
+				t.Fatalf("message %d, want %d", g, want)
+			}
+		case <-time.After(10 * time.Second):
+			t.Fatalf("message %d did not arrive (dropped: %d)", want, p.Dropped())
+		}
+	}
+}
+
 // ZMTP 3.1 peers subscribe with commands, and PING must be answered with
 // PONG carrying the ping's context.
 func TestSubscriberCommands(t *testing.T) {
