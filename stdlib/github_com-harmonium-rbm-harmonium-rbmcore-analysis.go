@@ -26,6 +26,7 @@ func init() {
 		"Rank":                   reflect.ValueOf(analysis.Rank),
 		"SingularValues":         reflect.ValueOf(analysis.SingularValues),
 		"SparsePCA":              reflect.ValueOf(analysis.SparsePCA),
+		"SparsePCAMatched":       reflect.ValueOf(analysis.SparsePCAMatched),
 		"Sparsity":               reflect.ValueOf(analysis.Sparsity),
 		"Spectrum":               reflect.ValueOf(analysis.Spectrum),
 		"UnitVectors":            reflect.ValueOf(analysis.UnitVectors),
@@ -41,5 +42,6 @@ func init() {
 		"PCAResult":         reflect.ValueOf((*analysis.PCAResult)(nil)),
 		"SparsePCAOptions":  reflect.ValueOf((*analysis.SparsePCAOptions)(nil)),
 		"SparsePCAResult":   reflect.ValueOf((*analysis.SparsePCAResult)(nil)),
+		"SparsityTarget":    reflect.ValueOf((*analysis.SparsityTarget)(nil)),
 	}
 }

@@ -3,6 +3,8 @@ package analysis_test
 import (
 	"context"
 	"fmt"
+	"math"
+	"math/rand/v2"
 
 	"gonum.org/v1/gonum/mat"
 
@@ -49,4 +51,39 @@ func ExampleActivatedUnitsWeighted() {
 	fmt.Printf("ω = %v, L = %.0f, corrected L = %.0f\n", omega,
 		analysis.ActivatedUnits(h, nil)[0], analysis.ActivatedUnitsWeighted(h, nil, omega)[0])
 	// Output: ω = [0.5 0.5 1], L = 3, corrected L = 2
+}
+
+// Tune the L1 penalty of sparse PCA until its components are as sparse as
+// another model's, as Tubiana, Cocco & Monasson 2019 do to compare sparse PCA
+// with an RBM: one latent factor on the first three of ten noisy features,
+// and a target sparsity of three sites in ten.
+func ExampleSparsePCAMatched() {
+	rng := rand.New(rand.NewPCG(1, 2))
+	x := mat.NewDense(2000, 10, nil)
+	for r := 0; r < 2000; r++ {
+		z := rng.NormFloat64()
+		for i := 0; i < 10; i++ {
+			v := rng.NormFloat64()
+			if i < 3 {
+				v += 2 * z
+			}
+			x.Set(r, i, v)
+		}
+	}
+	res, lambda, err := analysis.SparsePCAMatched(context.Background(), x, analysis.SparsePCAOptions{Components: 1},
+		analysis.SparsityTarget{Median: 0.3})
+	if err != nil {
+		panic(err)
+	}
+	w := mat.Col(nil, 0, res.Components)
+	rest := 0.0
+	for _, v := range w[3:] {
+		rest = math.Max(rest, math.Abs(v))
+	}
+	_, p, _ := analysis.Sparsity(res.Components, 1)
+	fmt.Printf("loadings on the factor's features %.2f, at most %.2f elsewhere\n", w[:3], rest)
+	fmt.Printf("p = %.2f, penalty between 0.01 and 1: %v\n", p[0], lambda > 0.01 && lambda < 1)
+	// Output:
+	// loadings on the factor's features [0.57 0.58 0.58], at most 0.01 elsewhere
+	// p = 0.30, penalty between 0.01 and 1: true
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"sort"
 
 	"gonum.org/v1/gonum/floats"
 	"gonum.org/v1/gonum/mat"
@@ -72,57 +73,88 @@ type SparsePCAResult struct {
 // component is fixed so that its largest entry is positive.
 func SparsePCA(ctx context.Context, x *mat.Dense, opts SparsePCAOptions) (*SparsePCAResult, error) {
 	ctx = rbm.ContextOrDefault(ctx)
-	if x == nil {
-		return nil, fmt.Errorf("analysis: SparsePCA: nil data")
-	}
-	b, n := x.Dims()
-	k := opts.Components
-	if k == 0 {
-		k = 1
-	}
-	switch {
-	case b < 2:
-		return nil, fmt.Errorf("analysis: SparsePCA: %d rows, want at least 2", b)
-	case k < 1 || k > n:
-		return nil, fmt.Errorf("analysis: SparsePCA: option Components = %d, want 1..%d (the number of columns)", opts.Components, n)
-	case !(opts.Penalty >= 0) || math.IsInf(opts.Penalty, 0):
+	if !(opts.Penalty >= 0) || math.IsInf(opts.Penalty, 0) {
 		return nil, fmt.Errorf("analysis: SparsePCA: option Penalty = %v, want a finite value ≥ 0", opts.Penalty)
-	case opts.MaxIter < 0:
-		return nil, fmt.Errorf("analysis: SparsePCA: option MaxIter = %d, want ≥ 0", opts.MaxIter)
-	case !(opts.Tol >= 0):
-		return nil, fmt.Errorf("analysis: SparsePCA: option Tol = %v, want ≥ 0", opts.Tol)
 	}
-	maxIter, tol := opts.MaxIter, opts.Tol
-	if maxIter == 0 {
-		maxIter = 1000
-	}
-	if tol == 0 {
-		tol = 1e-9
-	}
-	cov, err := Covariance(ctx, x, CovarianceOptions{})
+	f, err := newSparsePCAFit(ctx, x, opts)
 	if err != nil {
 		return nil, fmt.Errorf("analysis: SparsePCA: %w", err)
 	}
-	res := &SparsePCAResult{Components: mat.NewDense(n, k, nil), Variances: make([]float64, k),
-		Mean: make([]float64, n), Iterations: make([]int, k), Converged: make([]bool, k)}
-	for r := 0; r < b; r++ {
-		floats.AddScaled(res.Mean, 1/float64(b), x.RawRowView(r))
+	res, err := f.run(ctx, opts.Penalty)
+	if err != nil {
+		return nil, fmt.Errorf("analysis: SparsePCA: %w", err)
 	}
+	return res, nil
+}
+
+// sparsePCAFit is the covariance and the column means of SparsePCA's data,
+// with its options but the penalty checked and defaulted: what fits at
+// several penalties share.
+type sparsePCAFit struct {
+	cov      *mat.SymDense
+	mean     []float64
+	k        int
+	maxIter  int
+	tol      float64
+	progress func(done, total int)
+}
+
+func newSparsePCAFit(ctx context.Context, x *mat.Dense, opts SparsePCAOptions) (*sparsePCAFit, error) {
+	if x == nil {
+		return nil, fmt.Errorf("nil data")
+	}
+	b, n := x.Dims()
+	f := &sparsePCAFit{k: opts.Components, maxIter: opts.MaxIter, tol: opts.Tol, progress: opts.Progress}
+	if f.k == 0 {
+		f.k = 1
+	}
+	switch {
+	case b < 2:
+		return nil, fmt.Errorf("%d rows, want at least 2", b)
+	case f.k < 1 || f.k > n:
+		return nil, fmt.Errorf("option Components = %d, want 1..%d (the number of columns)", opts.Components, n)
+	case opts.MaxIter < 0:
+		return nil, fmt.Errorf("option MaxIter = %d, want ≥ 0", opts.MaxIter)
+	case !(opts.Tol >= 0):
+		return nil, fmt.Errorf("option Tol = %v, want ≥ 0", opts.Tol)
+	}
+	if f.maxIter == 0 {
+		f.maxIter = 1000
+	}
+	if f.tol == 0 {
+		f.tol = 1e-9
+	}
+	var err error
+	if f.cov, err = Covariance(ctx, x, CovarianceOptions{}); err != nil {
+		return nil, err
+	}
+	f.mean = make([]float64, n)
+	for r := 0; r < b; r++ {
+		floats.AddScaled(f.mean, 1/float64(b), x.RawRowView(r))
+	}
+	return f, nil
+}
+
+// run extracts the components with the L1 penalty; f.cov is not modified.
+func (f *sparsePCAFit) run(ctx context.Context, penalty float64) (*SparsePCAResult, error) {
+	n, k, cov := f.cov.SymmetricDim(), f.k, f.cov
+	res := &SparsePCAResult{Components: mat.NewDense(n, k, nil), Variances: make([]float64, k),
+		Mean: append([]float64(nil), f.mean...), Iterations: make([]int, k), Converged: make([]bool, k)}
 	c := mat.NewSymDense(n, nil)
 	c.CopySym(cov)
 	v, prev, u := mat.NewVecDense(n, nil), make([]float64, n), mat.NewVecDense(n, nil)
 	for j := 0; j < k; j++ {
 		if err := ctx.Err(); err != nil {
-			return nil, fmt.Errorf("analysis: SparsePCA: interrupted after %d of %d components: %w", j, k, err)
+			return nil, fmt.Errorf("interrupted after %d of %d components: %w", j, k, err)
 		}
 		// Start: the leading eigenvector of the deflated covariance.
 		start(c, v, u)
-		if _, _, err := iterate(ctx, c, v, u, prev, 0, min(maxIter, warmUp), tol); err != nil {
-			return nil, fmt.Errorf("analysis: SparsePCA: component %d: %w", j+1, err)
+		if _, _, err := iterate(ctx, c, v, u, prev, 0, min(f.maxIter, warmUp), f.tol); err != nil {
+			return nil, fmt.Errorf("component %d: %w", j+1, err)
 		}
-		it, ok, err := iterate(ctx, c, v, u, prev, opts.Penalty, maxIter, tol)
+		it, ok, err := iterate(ctx, c, v, u, prev, penalty, f.maxIter, f.tol)
 		if err != nil {
-			return nil, fmt.Errorf("analysis: SparsePCA: component %d: %w", j+1, err)
+			return nil, fmt.Errorf("component %d: %w", j+1, err)
 		}
 		vr := v.RawVector().Data
 		if floats.Max(vr) < -floats.Min(vr) {
@@ -132,11 +164,122 @@ func SparsePCA(ctx context.Context, x *mat.Dense, opts SparsePCAOptions) (*Spars
 		res.Variances[j] = mat.Inner(v, cov, v)
 		res.Iterations[j], res.Converged[j] = it, ok
 		deflate(c, v, u)
-		if opts.Progress != nil {
-			opts.Progress(j+1, k)
+		if f.progress != nil {
+			f.progress(j+1, k)
 		}
 	}
 	return res, nil
+}
+
+// SparsityTarget is the sparsity to which SparsePCAMatched tunes the
+// penalty. Median must be set; each other field's zero value selects its
+// default.
+type SparsityTarget struct {
+	// Median is the median weight sparsity p_µ (Sparsity; Tubiana, Cocco &
+	// Monasson 2019, Eq. 22) of the components to reach, in (0, 1]. The
+	// median of an even number of components is the upper one, the
+	// (k/2+1)-th smallest, as for an RBM's hidden units in this library's
+	// notebooks.
+	Median float64
+	// Q is the number of Potts states per site, as in Sparsity; 0 means 1.
+	Q int
+	// Low and High bracket the penalty; 0 means 1e-5 and 1e-1.
+	Low, High float64
+	// Steps is the number of bisection steps on log λ; 0 means 10, which
+	// narrows the bracket to a factor (High/Low)^(1/1024).
+	Steps int
+}
+
+// SparsePCAMatched runs SparsePCA with its penalty tuned so that the median
+// sparsity of the components matches t.Median: the protocol of Tubiana,
+// Cocco & Monasson 2019 (§IV.B and Fig. S3), who select the sparse penalty
+// of each method compared with the RBM "to yield the same median weight
+// sparsity as for the regularized RBM". It bisects on log λ within
+// [t.Low, t.High], taking the upper half when the components at the
+// midpoint are not sparse enough (median p_µ above the target), and
+// returns the components at the geometric middle of the final bracket with
+// that penalty; opts.Penalty is ignored. The covariance is computed once.
+// Where even t.Low gives components sparser than the target (the trailing
+// principal components of a one-hot alignment can be localised already),
+// the result is at λ ≈ t.Low; where t.High is not sparse enough, at
+// λ ≈ t.High. The median need not be monotone in λ, since deflation couples
+// the components; the bisection then ends at one crossing of the target.
+// opts.Progress, when set, counts the components of all t.Steps + 1 fits.
+func SparsePCAMatched(ctx context.Context, x *mat.Dense, opts SparsePCAOptions, t SparsityTarget) (*SparsePCAResult, float64, error) {
+	ctx = rbm.ContextOrDefault(ctx)
+	lo, hi, steps, q := t.Low, t.High, t.Steps, t.Q
+	if lo == 0 {
+		lo = 1e-5
+	}
+	if hi == 0 {
+		hi = 1e-1
+	}
+	if steps == 0 {
+		steps = 10
+	}
+	if q == 0 {
+		q = 1
+	}
+	switch {
+	case !(t.Median > 0 && t.Median <= 1):
+		return nil, 0, fmt.Errorf("analysis: SparsePCAMatched: target Median = %v, want a value in (0, 1]", t.Median)
+	case !(lo > 0 && lo < hi) || math.IsInf(hi, 0):
+		return nil, 0, fmt.Errorf("analysis: SparsePCAMatched: target bracket Low = %v, High = %v, want 0 < Low < High < ∞", t.Low, t.High)
+	case steps < 0:
+		return nil, 0, fmt.Errorf("analysis: SparsePCAMatched: target Steps = %d, want ≥ 0", t.Steps)
+	case q < 0:
+		return nil, 0, fmt.Errorf("analysis: SparsePCAMatched: target Q = %d, want ≥ 0", t.Q)
+	}
+	if x == nil {
+		return nil, 0, fmt.Errorf("analysis: SparsePCAMatched: nil data")
+	}
+	if _, n := x.Dims(); n%q != 0 {
+		return nil, 0, fmt.Errorf("analysis: SparsePCAMatched: %d columns is not a multiple of target Q = %d", n, q)
+	}
+	f, err := newSparsePCAFit(ctx, x, opts)
+	if err != nil {
+		return nil, 0, fmt.Errorf("analysis: SparsePCAMatched: %w", err)
+	}
+	// Progress counts the components of every fit, steps + 1 of them.
+	fits := 0
+	if opts.Progress != nil {
+		f.progress = func(done, _ int) { opts.Progress(fits*f.k+done, (steps+1)*f.k) }
+	}
+	fit := func(lambda float64) (*SparsePCAResult, error) {
+		defer func() { fits++ }()
+		r, err := f.run(ctx, lambda)
+		if err != nil {
+			return nil, fmt.Errorf("analysis: SparsePCAMatched: at penalty %.3g: %w", lambda, err)
+		}
+		return r, nil
+	}
+	for s := 0; s < steps; s++ {
+		mid := math.Sqrt(lo * hi)
+		r, err := fit(mid)
+		if err != nil {
+			return nil, 0, err
+		}
+		if upperMedianSparsity(r.Components, q) > t.Median {
+			lo = mid // not sparse enough: a larger penalty
+		} else {
+			hi = mid
+		}
+	}
+	lambda := math.Sqrt(lo * hi)
+	r, err := fit(lambda)
+	if err != nil {
+		return nil, 0, err
+	}
+	return r, lambda, nil
+}
+
+// upperMedianSparsity is the median p_µ of the columns of w as
+// SparsityTarget defines it; w's rows are a multiple of q (checked by the
+// caller).
+func upperMedianSparsity(w *mat.Dense, q int) float64 {
+	_, per, _ := Sparsity(w, q)
+	sort.Float64s(per)
+	return per[len(per)/2]
 }
 
 // warmUp bounds the plain power iterations that find the start of each

@@ -199,3 +199,104 @@ func TestSparsePCABadInput(t *testing.T) {
 		t.Errorf("cancelled context: error %v", err)
 	}
 }
+
+// upperMedian is the (k/2+1)-th smallest p_µ of the columns of w, computed
+// here from Sparsity alone.
+func upperMedian(t *testing.T, w *mat.Dense, q int) float64 {
+	t.Helper()
+	_, per, err := Sparsity(w, q)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := append([]float64(nil), per...)
+	for i := range s { // insertion sort: independent of the package's sort
+		for j := i; j > 0 && s[j] < s[j-1]; j-- {
+			s[j], s[j-1] = s[j-1], s[j]
+		}
+	}
+	return s[len(s)/2]
+}
+
+// The tuned penalty ends a bisection whose invariant holds: fitted
+// independently by SparsePCA, the lower end of the final bracket leaves the
+// median sparsity above the target and the upper end at or below it, and the
+// result is SparsePCA's at the returned penalty. Features are grouped in
+// pairs (q = 2), as Potts states are.
+func TestSparsePCAMatched(t *testing.T) {
+	ctx := context.Background()
+	x := spikedData(3000, 24, []int{0, 1, 2, 3, 8, 9}, []int{14, 15, 20, 21}, 5)
+	opts := SparsePCAOptions{Components: 6, MaxIter: 5000, Tol: 1e-10}
+	fit := func(lambda float64) *SparsePCAResult {
+		o := opts
+		o.Penalty = lambda
+		r, err := SparsePCA(ctx, x, o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return r
+	}
+	const low, high, steps = 1e-4, 1.0, 12
+	dense, sparse := upperMedian(t, fit(low).Components, 2), upperMedian(t, fit(high).Components, 2)
+	target := (dense + sparse) / 2
+	if !(dense > target && target > sparse) {
+		t.Fatalf("median sparsity %v at the low end, %v at the high end: the target %v is not between them", dense, sparse, target)
+	}
+	res, lambda, err := SparsePCAMatched(ctx, x, opts, SparsityTarget{Median: target, Q: 2, Low: low, High: high, Steps: steps})
+	if err != nil {
+		t.Fatal(err)
+	}
+	half := math.Pow(high/low, 1/math.Pow(2, steps+1)) // half the final bracket, as a factor
+	if m := upperMedian(t, fit(lambda/half*(1+1e-9)).Components, 2); !(m > target) {
+		t.Errorf("λ = %v: at the bracket's lower end %v the median is %v, not above the target %v", lambda, lambda/half, m, target)
+	}
+	if m := upperMedian(t, fit(lambda*half*(1-1e-9)).Components, 2); !(m <= target) {
+		t.Errorf("λ = %v: at the bracket's upper end %v the median is %v, above the target %v", lambda, lambda*half, m, target)
+	}
+	if !mat.EqualApprox(res.Components, fit(lambda).Components, 1e-12) {
+		t.Error("the result differs from SparsePCA at the returned penalty")
+	}
+	if m := upperMedian(t, res.Components, 2); math.Abs(m-target) > 0.25*(dense-sparse) {
+		t.Errorf("median sparsity %v, target %v (range %v to %v)", m, target, sparse, dense)
+	}
+	// Targets out of reach end at the bracket's ends: no penalty in it makes
+	// the components sparser than one site in twelve, and the densest
+	// components are at or below a median of 1.
+	for _, c := range []struct {
+		median, want float64
+	}{{0.01, high}, {1, low}} {
+		_, l, err := SparsePCAMatched(ctx, x, opts, SparsityTarget{Median: c.median, Q: 2, Low: low, High: high, Steps: steps})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if math.Abs(math.Log(l/c.want)) > 2*math.Log(half) {
+			t.Errorf("target %v: λ = %v, want the bracket's end %v", c.median, l, c.want)
+		}
+	}
+}
+
+func TestSparsePCAMatchedBadInput(t *testing.T) {
+	x := spikedData(50, 6, []int{0}, []int{1}, 6)
+	for _, c := range []struct {
+		opts   SparsePCAOptions
+		target SparsityTarget
+		want   string
+	}{
+		{SparsePCAOptions{}, SparsityTarget{}, "Median = 0"},
+		{SparsePCAOptions{}, SparsityTarget{Median: 1.5}, "Median = 1.5"},
+		{SparsePCAOptions{}, SparsityTarget{Median: math.NaN()}, "Median = NaN"},
+		{SparsePCAOptions{}, SparsityTarget{Median: 0.5, Low: 1, High: 0.1}, "Low = 1, High = 0.1"},
+		{SparsePCAOptions{}, SparsityTarget{Median: 0.5, Low: -1}, "Low = -1"},
+		{SparsePCAOptions{}, SparsityTarget{Median: 0.5, Steps: -1}, "Steps = -1"},
+		{SparsePCAOptions{}, SparsityTarget{Median: 0.5, Q: 4}, "not a multiple of target Q = 4"},
+		{SparsePCAOptions{Components: 7}, SparsityTarget{Median: 0.5}, "Components = 7"},
+	} {
+		if _, _, err := SparsePCAMatched(context.Background(), x, c.opts, c.target); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%+v, %+v: error %v, want one naming %q", c.opts, c.target, err, c.want)
+		}
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if _, _, err := SparsePCAMatched(ctx, x, SparsePCAOptions{}, SparsityTarget{Median: 0.5}); err == nil || !strings.Contains(err.Error(), "interrupted") {
+		t.Errorf("cancelled context: error %v", err)
+	}
+}
