@@ -29,6 +29,7 @@ func init() {
 		"NewModel":         reflect.ValueOf(lattice.NewModel),
 		"NewTracker":       reflect.ValueOf(lattice.NewTracker),
 		"OneHot":           reflect.ValueOf(lattice.OneHot),
+		"OneHotTo":         reflect.ValueOf(lattice.OneHotTo),
 		"ParseSequence":    reflect.ValueOf(lattice.ParseSequence),
 		"Q":                reflect.ValueOf(lattice.Q),
 		"ReadSequences":    reflect.ValueOf(lattice.ReadSequences),

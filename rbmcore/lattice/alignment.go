@@ -23,13 +23,29 @@ func OneHot(seqs []Sequence) *mat.Dense {
 		return &mat.Dense{}
 	}
 	x := mat.NewDense(len(seqs), Length*Q, nil)
+	if err := OneHotTo(x, seqs); err != nil {
+		panic(err) // x has the shape OneHotTo wants
+	}
+	return x
+}
+
+// OneHotTo writes the one-hot rows of OneHot(seqs) into dst, which must be
+// len(seqs)×(Length·Q); every entry is overwritten. It lets a loop over
+// blocks of a long list of sequences reuse one matrix (or a view of its
+// first rows, from Slice, for the last block) instead of allocating one
+// per block.
+func OneHotTo(dst *mat.Dense, seqs []Sequence) error {
+	if r, c := dst.Dims(); r != len(seqs) || c != Length*Q {
+		return fmt.Errorf("lattice: OneHotTo: destination is %d×%d, want %d×%d for %d sequences", r, c, len(seqs), Length*Q, len(seqs))
+	}
 	for r, v := range seqs {
-		row := x.RawRowView(r)
+		row := dst.RawRowView(r)
+		clear(row)
 		for i, a := range v {
 			row[i*Q+int(a)] = 1
 		}
 	}
-	return x
+	return nil
 }
 
 // ShuffleSites returns the column-shuffled alignment: every site permuted

@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"gonum.org/v1/gonum/mat"
 )
 
 func TestOneHot(t *testing.T) {
@@ -26,6 +28,41 @@ func TestOneHot(t *testing.T) {
 					t.Fatalf("row %d site %d state %d: %v, want %v", r, i, a, x.At(r, i*Q+a), want)
 				}
 			}
+		}
+	}
+}
+
+// OneHotTo overwrites every entry of a reused matrix, and of a view of its
+// first rows, with what OneHot gives, and refuses a destination of the
+// wrong shape.
+func TestOneHotTo(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 8))
+	seqs := make([]Sequence, 5)
+	for r := range seqs {
+		seqs[r] = randomSequence(rng)
+	}
+	buf := mat.NewDense(3, Length*Q, nil)
+	for r := 0; r < 3; r++ { // stale contents of an earlier block
+		for c := 0; c < Length*Q; c++ {
+			buf.Set(r, c, 7)
+		}
+	}
+	for k, part := range [][]Sequence{seqs[3:], seqs[:3]} {
+		dst := buf.Slice(0, len(part), 0, Length*Q).(*mat.Dense)
+		if err := OneHotTo(dst, part); err != nil {
+			t.Fatal(err)
+		}
+		if !mat.Equal(dst, OneHot(part)) {
+			t.Errorf("block of %d sequences: OneHotTo differs from OneHot", len(part))
+		}
+		if k == 0 && buf.At(2, 0) != 7 {
+			t.Error("OneHotTo wrote outside the view of two rows it was given")
+		}
+	}
+	for _, dst := range []*mat.Dense{mat.NewDense(4, Length*Q, nil), mat.NewDense(5, Length*Q-1, nil)} {
+		if err := OneHotTo(dst, seqs); err == nil || !strings.Contains(err.Error(), "want 5×540") {
+			r, c := dst.Dims()
+			t.Errorf("%d×%d destination: error %v", r, c, err)
 		}
 	}
 }
