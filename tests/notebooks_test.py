@@ -113,7 +113,6 @@ REQUIRED_PASS = {
         "Table II at the reference length: RBM pair features on contacts",
         "Table II at the reference length: RBM triplet features connected",
         "Fig. 5 at the reference length: a unit on 3–26 with complementary charges",
-        "Table II at the reference length: pair features on contacts, RBM − sparse PCA",
         "Fig. 7a at the reference length, parallel tempering: train pseudo-lik.",
         "Fig. 7a at the reference length, PCD: train pseudo-lik.",
         "Fig. 7b at the reference length, PCD: test pseudo-lik.",
