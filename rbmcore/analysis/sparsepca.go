@@ -178,8 +178,7 @@ type SparsityTarget struct {
 	// Median is the median weight sparsity p_µ (Sparsity; Tubiana, Cocco &
 	// Monasson 2019, Eq. 22) of the components to reach, in (0, 1]. The
 	// median of an even number of components is the upper one, the
-	// (k/2+1)-th smallest, as for an RBM's hidden units in this library's
-	// notebooks.
+	// (k/2+1)-th smallest.
 	Median float64
 	// Q is the number of Potts states per site, as in Sparsity; 0 means 1.
 	Q int
