@@ -40,7 +40,9 @@ import (
 // most smallMessage bytes is held to the message bound alone: a status
 // message published while a big output is still being written must not be
 // dropped, or the front end shows the kernel busy for good. The queue then
-// holds at most the byte bound plus 1000 small messages.
+// holds at most the byte bound plus 1000 small messages. At the message
+// bound a status message, which is essential (see priority), takes the
+// place of the oldest queued message.
 const (
 	subscriberQueueMessages = 1000
 	subscriberQueueBytes    = 16 << 20
@@ -140,10 +142,26 @@ func (p *publisher) handshake(c net.Conn) {
 	}
 }
 
+// priority says what a subscriber's full queue does with a message.
+type priority int
+
+const (
+	// droppable messages are dropped when a subscriber's queue is full, as
+	// libzmq drops messages at its high-water mark.
+	droppable priority = iota
+	// essential messages make room instead: the oldest message queued
+	// before them that is not a ZMTP command is dropped. Status messages
+	// are essential: a front end that misses the idle that ends a request
+	// shows the kernel busy for good, while a missed output is one output.
+	// The queue's bounds still hold.
+	essential
+)
+
 // Publish queues a message, given as its frames (the first is the topic), to
 // every subscriber whose subscriptions match. It never blocks on a
-// subscriber: a subscriber whose queue is full misses the message.
-func (p *publisher) Publish(frames [][]byte) {
+// subscriber: a subscriber whose queue is full misses the message, or, for
+// an essential one, an older message.
+func (p *publisher) Publish(frames [][]byte, pr priority) {
 	size := 0
 	for _, f := range frames {
 		size += len(f)
@@ -155,7 +173,7 @@ func (p *publisher) Publish(frames [][]byte) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	for s := range p.subs {
-		if s.subscribed(topic) && !s.offer(queued{frames: frames, size: size}) {
+		if s.subscribed(topic) && !s.offer(queued{frames: frames, size: size, priority: pr}) {
 			p.dropped.Add(1)
 		}
 	}
@@ -232,9 +250,10 @@ type queueLimit struct{ messages, bytes int }
 
 // queued is a message waiting in a subscriber's queue.
 type queued struct {
-	frames  [][]byte
-	size    int  // bytes in frames
-	command bool // a ZMTP command (one frame, the command's body): never dropped
+	frames   [][]byte
+	size     int  // bytes in frames
+	command  bool // a ZMTP command (one frame, the command's body): never dropped
+	priority priority
 }
 
 // subscriber is one connected SUB socket.
@@ -269,29 +288,63 @@ func (s *subscriber) subscribed(topic []byte) bool {
 }
 
 // offer appends m to the queue, or counts it as dropped and returns false
-// when the queue is full.
+// when the queue is full. A small essential message (see priority) is
+// queued at the message bound by dropping the oldest queued message that is
+// not a ZMTP command; the bounds still hold.
 func (s *subscriber) offer(m queued) bool {
 	s.mu.Lock()
 	l := s.p.limit
 	full := len(s.queue) >= l.messages || len(s.queue) > 0 && m.size > smallMessage && s.bytes+m.size > l.bytes
-	if full && !m.command {
-		s.dropped++
-		first := !s.reported
-		s.reported = true
+	evicted := full && !m.command && m.priority == essential && m.size <= smallMessage && s.evictOldest()
+	if full && !m.command && !evicted {
+		first := s.countDrop()
 		s.mu.Unlock()
-		if first {
-			s.p.log.Printf("iopub: subscriber %s is not reading; dropping its messages until it catches up", s.name)
-		}
+		s.reportDrop(first)
 		return false
+	}
+	first := false
+	if evicted {
+		first = s.countDrop()
+		s.p.dropped.Add(1)
 	}
 	s.queue = append(s.queue, m)
 	s.bytes += m.size
 	s.mu.Unlock()
+	s.reportDrop(first)
 	select {
 	case s.wake <- struct{}{}:
 	default:
 	}
 	return true
+}
+
+// evictOldest removes the oldest queued message that is not a ZMTP
+// command, and reports whether there was one; s.mu is held.
+func (s *subscriber) evictOldest() bool {
+	for i, q := range s.queue {
+		if !q.command {
+			s.bytes -= q.size
+			s.queue = append(s.queue[:i], s.queue[i+1:]...)
+			return true
+		}
+	}
+	return false
+}
+
+// countDrop counts a message dropped for s and reports whether it starts a
+// run of drops; s.mu is held.
+func (s *subscriber) countDrop() (first bool) {
+	s.dropped++
+	first = !s.reported
+	s.reported = true
+	return first
+}
+
+// reportDrop logs the start of a run of drops; s.mu is not held.
+func (s *subscriber) reportDrop(first bool) {
+	if first {
+		s.p.log.Printf("iopub: subscriber %s is not reading; dropping its messages until it catches up", s.name)
+	}
 }
 
 // next waits for the next queued message; ok is false once the publisher

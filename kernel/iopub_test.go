@@ -94,7 +94,7 @@ func TestPublisherStalledSubscriber(t *testing.T) {
 	var next uint64
 	maxQueued := 0
 	for i := uint64(0); i < n; i++ {
-		p.Publish(seqMessage("kernel.x.stream", i, size))
+		p.Publish(seqMessage("kernel.x.stream", i, size), droppable)
 		p.mu.Lock()
 		for s := range p.subs {
 			s.mu.Lock()
@@ -126,7 +126,7 @@ func TestPublisherDisconnectsStalledSubscriber(t *testing.T) {
 	healthy := subscribe(t, p, ep, "", 2)
 	const n = 200 // 13 MB: more than the socket buffers hold
 	for i := uint64(0); i < n; i++ {
-		p.Publish(seqMessage("kernel.x.stream", i, 64<<10))
+		p.Publish(seqMessage("kernel.x.stream", i, 64<<10), droppable)
 		if got := recvSeq(t, healthy); got != i {
 			t.Fatalf("healthy subscriber: message %d, want %d", got, i)
 		}
@@ -144,7 +144,7 @@ func TestPublisherDisconnectsStalledSubscriber(t *testing.T) {
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
-	p.Publish(seqMessage("kernel.x.stream", n, 10))
+	p.Publish(seqMessage("kernel.x.stream", n, 10), droppable)
 	if got := recvSeq(t, healthy); got != n {
 		t.Fatalf("after the disconnect: message %d, want %d", got, n)
 	}
@@ -154,8 +154,8 @@ func TestPublisherDisconnectsStalledSubscriber(t *testing.T) {
 func TestPublisherTopics(t *testing.T) {
 	p, ep := testPublisher(t, queueLimit{1000, 1 << 20}, time.Minute)
 	sub := subscribe(t, p, ep, "kernel.a", 1)
-	p.Publish(seqMessage("kernel.b.status", 1, 0))
-	p.Publish(seqMessage("kernel.a.status", 2, 0))
+	p.Publish(seqMessage("kernel.b.status", 1, 0), essential)
+	p.Publish(seqMessage("kernel.a.status", 2, 0), essential)
 	if got := recvSeq(t, sub); got != 2 {
 		t.Fatalf("got message %d, want 2 (1 has another topic)", got)
 	}
@@ -209,13 +209,13 @@ func TestPublisherStatusBehindBigOutput(t *testing.T) {
 		s = x
 	}
 	p.mu.Unlock()
-	p.Publish(seqMessage("kernel.x.status", 0, 100))
-	p.Publish(seqMessage("kernel.x.execute_input", 1, big))
+	p.Publish(seqMessage("kernel.x.status", 0, 100), essential)
+	p.Publish(seqMessage("kernel.x.execute_input", 1, big), droppable)
 	for s.pending() { // until the writer holds the first big message
 		time.Sleep(time.Millisecond)
 	}
-	p.Publish(seqMessage("kernel.x.stream", 2, big))
-	p.Publish(seqMessage("kernel.x.status", 3, 100))
+	p.Publish(seqMessage("kernel.x.stream", 2, big), droppable)
+	p.Publish(seqMessage("kernel.x.status", 3, 100), essential)
 	got := make(chan uint64, 4)
 	go func() {
 		for {
@@ -262,5 +262,93 @@ func TestSubscriberCommands(t *testing.T) {
 	}
 	if pong := s.queue[1]; !pong.command || string(pong.frames[0]) != "\x04PONGctx" {
 		t.Errorf("reply to PING: %+v, want the command PONG with context ctx", pong)
+	}
+}
+
+// An essential message at the message bound takes the place of the oldest
+// queued message that is not a ZMTP command, so the bound holds; a
+// droppable one is dropped there, and so is a big essential one.
+func TestSubscriberEssentialMessages(t *testing.T) {
+	p := &publisher{limit: queueLimit{messages: 3, bytes: 1 << 20}, log: log.New(io.Discard, "", 0)}
+	s := &subscriber{p: p, topics: map[string]int{}, wake: make(chan struct{}, 1)}
+	msg := func(i uint64, pr priority) queued {
+		return queued{frames: seqMessage("kernel.x.m", i, 100), size: 124, priority: pr}
+	}
+	pong := queued{frames: [][]byte{[]byte("\x04PONG")}, size: 5, command: true}
+	bigEssential := queued{frames: seqMessage("kernel.x.m", 9, smallMessage), size: smallMessage + 24, priority: essential}
+	for k, c := range []struct {
+		m    queued
+		want bool
+		seqs []uint64 // the queue afterwards, by sequence number (a command as 99)
+	}{
+		{pong, true, []uint64{99}},
+		{msg(1, droppable), true, []uint64{99, 1}},
+		{msg(2, droppable), true, []uint64{99, 1, 2}},
+		{msg(3, droppable), false, []uint64{99, 1, 2}}, // the message bound
+		{msg(4, essential), true, []uint64{99, 2, 4}},  // 1 makes room; the command stays
+		{msg(5, essential), true, []uint64{99, 4, 5}},  // then 2
+		{msg(6, essential), true, []uint64{99, 5, 6}},  // then the oldest essential one
+		{bigEssential, false, []uint64{99, 5, 6}},      // too big to take a small one's place
+		{msg(7, droppable), false, []uint64{99, 5, 6}},
+	} {
+		if got := s.offer(c.m); got != c.want {
+			t.Errorf("offer %d = %v, want %v", k, got, c.want)
+		}
+		var seqs []uint64
+		bytes := 0
+		for _, q := range s.queue {
+			bytes += q.size
+			if q.command {
+				seqs = append(seqs, 99)
+			} else {
+				seqs = append(seqs, binary.BigEndian.Uint64(q.frames[1]))
+			}
+		}
+		if fmt.Sprint(seqs) != fmt.Sprint(c.seqs) || bytes != s.bytes {
+			t.Errorf("after offer %d: queue %v of %d bytes (counted %d), want %v", k, seqs, bytes, s.bytes, c.seqs)
+		}
+	}
+	// Dropped: 3, 1, 2, 4, the big one and 7; the publisher counts the three
+	// taken out of the queue itself, and Publish the three refused.
+	if s.dropped != 6 || p.Dropped() != 3 {
+		t.Errorf("dropped %d (publisher: %d), want 6 (3)", s.dropped, p.Dropped())
+	}
+}
+
+// The status published after a flood of output reaches a subscriber that
+// fell behind by more than the message bound: the front end that catches up
+// learns that the kernel is idle, though it has lost output.
+func TestPublisherStatusAfterFlood(t *testing.T) {
+	const n = 200 // 64 KiB each: 13 MB, beyond the socket buffers
+	p, ep := testPublisher(t, queueLimit{messages: 10, bytes: 64 << 20}, time.Minute)
+	sub := subscribe(t, p, ep, "", 1) // not read until everything is published
+	for i := uint64(0); i < n; i++ {
+		p.Publish(seqMessage("kernel.x.stream", i, 64<<10), droppable)
+	}
+	p.Publish(seqMessage("kernel.x.status", n, 100), essential)
+	got := make(chan uint64, n+1)
+	go func() {
+		for {
+			m, err := sub.Recv()
+			if err != nil {
+				return
+			}
+			got <- binary.BigEndian.Uint64(m.Frames[1])
+		}
+	}()
+	received := 0
+	for {
+		select {
+		case g := <-got:
+			received++
+			if g == n {
+				if d := p.Dropped(); d == 0 || received+int(d) != n+1 {
+					t.Errorf("received %d messages and dropped %d, of %d", received, d, n+1)
+				}
+				return
+			}
+		case <-time.After(10 * time.Second):
+			t.Fatalf("the status did not arrive (received %d messages, dropped %d)", received, p.Dropped())
+		}
 	}
 }

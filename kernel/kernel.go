@@ -392,7 +392,11 @@ func (k *Kernel) publish(parent *Message, msgType string, content any) {
 		return
 	}
 	m.Identities = [][]byte{[]byte("kernel." + k.session + "." + msgType)}
-	k.iopub.Publish(m.Frames(k.signer))
+	pr := droppable
+	if msgType == "status" {
+		pr = essential
+	}
+	k.iopub.Publish(m.Frames(k.signer), pr)
 }
 
 func (k *Kernel) status(parent *Message, state string) {
