@@ -73,6 +73,24 @@ func recvSeq(t *testing.T, sub zmq4.Socket) uint64 {
 	return binary.BigEndian.Uint64(m.Frames[1])
 }
 
+// receiveSeqs receives messages from sub in a goroutine of its own, until
+// sub is closed, and sends their sequence numbers on the returned channel
+// (buffered for n). Unlike recvSeq it may run outside the test's goroutine,
+// so the test can wait for each message with a timeout.
+func receiveSeqs(sub zmq4.Socket, n int) <-chan uint64 {
+	got := make(chan uint64, n)
+	go func() {
+		for {
+			m, err := sub.Recv()
+			if err != nil {
+				return
+			}
+			got <- binary.BigEndian.Uint64(m.Frames[1])
+		}
+	}()
+	return got
+}
+
 func seqMessage(topic string, i uint64, size int) [][]byte {
 	var seq [8]byte
 	binary.BigEndian.PutUint64(seq[:], i)
@@ -216,16 +234,7 @@ func TestPublisherStatusBehindBigOutput(t *testing.T) {
 	}
 	p.Publish(seqMessage("kernel.x.stream", 2, big), droppable)
 	p.Publish(seqMessage("kernel.x.status", 3, 100), essential)
-	got := make(chan uint64, 4)
-	go func() {
-		for {
-			m, err := sub.Recv()
-			if err != nil {
-				return
-			}
-			got <- binary.BigEndian.Uint64(m.Frames[1])
-		}
-	}()
+	got := receiveSeqs(sub, 4)
 	for want := uint64(0); want < 4; want++ {
 		select {
 		case g := <-got:
@@ -326,16 +335,7 @@ func TestPublisherStatusAfterFlood(t *testing.T) {
 		p.Publish(seqMessage("kernel.x.stream", i, 64<<10), droppable)
 	}
 	p.Publish(seqMessage("kernel.x.status", n, 100), essential)
-	got := make(chan uint64, n+1)
-	go func() {
-		for {
-			m, err := sub.Recv()
-			if err != nil {
-				return
-			}
-			got <- binary.BigEndian.Uint64(m.Frames[1])
-		}
-	}()
+	got := receiveSeqs(sub, n+1)
 	received := 0
 	for {
 		select {
