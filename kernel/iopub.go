@@ -295,8 +295,9 @@ func (s *subscriber) offer(m queued) bool {
 	s.mu.Lock()
 	l := s.p.limit
 	full := len(s.queue) >= l.messages || len(s.queue) > 0 && m.size > smallMessage && s.bytes+m.size > l.bytes
-	evicted := full && !m.command && m.priority == essential && m.size <= smallMessage && s.evictOldest()
-	if full && !m.command && !evicted {
+	refuse := full && !m.command
+	evicted := refuse && m.priority == essential && m.size <= smallMessage && s.evictOldest()
+	if refuse && !evicted {
 		first := s.countDrop()
 		s.mu.Unlock()
 		s.reportDrop(first)
